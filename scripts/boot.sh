@@ -1,0 +1,90 @@
+#!/bin/bash
+# Usage: boot.sh TREE VARIANT PLAN SMP
+# Boot out/build/TREE-VARIANT under QEMU (-cpu rv64,h=true) with TREE's
+# initramfs and the test plan file PLAN, always under a timeout, then judge
+# the run: every KTAP result, the plan's count, a clean power-off, and a
+# console free of WARN/BUG/Oops/KASAN/lockdep/RCU/hung-task reports.
+# Writes out/logs/ID.log (console) and out/results/ID.tsv (one line a
+# check: pass|fail|skip, name, detail); exits non-zero on any failure.
+. "$(dirname "$0")/lib.sh"
+need qemu-system-riscv64 timeout
+
+tree=$1 variant=$2 plan=$3 smp=$4
+img=$OUT/build/$tree-$variant/arch/riscv/boot/Image
+base_rd=$OUT/initramfs/$tree.cpio.gz
+[ -f "$img" ] || die "no kernel image $img: run scripts/kbuild.sh $tree $variant"
+[ -f "$base_rd" ] || die "no initramfs $base_rd: run scripts/initramfs.sh $tree"
+[ -f "$plan" ] || die "no test plan $plan"
+pname=$(basename "$plan" .plan)
+id=$tree-$variant-$pname-smp$smp
+tmo=${BOOT_TIMEOUT:-1800}
+mem=${QEMU_MEM:-2G}
+log=$OUT/logs/$id.log
+res=$OUT/results/$id.tsv
+mkdir -p "$OUT/logs" "$OUT/results" "$OUT/initramfs"
+
+# The plan goes in as a second cpio archive appended to the first.
+rd=$OUT/initramfs/boot-$id.cpio.gz
+plist=$OUT/initramfs/plan-$id.list
+{
+	echo "file /plan $plan 0644 0 0"
+	if [ "$variant" = mod ]; then
+		echo "dir /lib 0755 0 0"
+		echo "file /lib/kvm.ko $OUT/build/$tree-$variant/arch/riscv/kvm/kvm.ko 0644 0 0"
+	fi
+} >"$plist"
+{ cat "$base_rd"; "$OUT/tools/gen_init_cpio" "$plist" | gzip -1; } >"$rd"
+
+cmd=(qemu-system-riscv64 -M virt -cpu "${QEMU_CPU:-rv64,h=true}" -smp "$smp" -m "$mem"
+     -accel tcg,thread=multi -nographic -no-reboot -bios default
+     -kernel "$img" -initrd "$rd"
+     -append "console=ttyS0 earlycon loglevel=5 panic=-1 ${KCMDLINE:-}")
+stage "boot $id (timeout ${tmo}s)"
+echo "# ${cmd[*]}" >"$log"
+set +e
+timeout -k 10 "$tmo" "${cmd[@]}" </dev/null >>"$log" 2>&1
+qrc=$?
+set -e
+
+: >"$res"
+result() {
+	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$res"
+	printf '%-4s %s %s\n' "$(echo "$1" | tr a-z A-Z)" "$2" "$3"
+}
+
+# KTAP results from the guest.
+planned=$(sed -n 's/^1\.\.\([0-9]*\)\r\?$/\1/p' "$log" | head -1)
+tr -d '\r' <"$log" | sed -n -E 's/^(not ok|ok) [0-9]+ ([^ ]+)( # (.*))?$/\1|\2|\4/p' |
+	while IFS='|' read -r st name detail; do
+		case $st:$detail in
+		"ok:SKIP"*) result skip "$id/$name" "$detail" ;;
+		ok:*) result pass "$id/$name" "$detail" ;;
+		*) result fail "$id/$name" "$detail (see $log)" ;;
+		esac
+	done
+ran=$(wc -l <"$res")
+if [ -z "$planned" ]; then
+	result fail "$id/plan" "the guest never started its plan (see $log)"
+elif [ "$ran" -ne "$planned" ]; then
+	result fail "$id/plan" "$ran of $planned tests reported: the guest died mid-plan (see $log)"
+else
+	result pass "$id/plan" "$planned tests reported"
+fi
+
+# The run itself: power-off and a clean console.
+if [ "$qrc" -eq 124 ] || [ "$qrc" -eq 137 ]; then
+	result fail "$id/poweroff" "QEMU did not power off within ${tmo}s, killed (see $log)"
+elif ! grep -q 'reboot: Power down' "$log"; then
+	result fail "$id/poweroff" "QEMU exited ($qrc) without a clean power-off (see $log)"
+else
+	result pass "$id/poweroff" "clean power-off"
+fi
+splat='WARNING:|BUG:|Oops|Unable to handle kernel|KASAN|UBSAN|possible recursive locking|possible circular locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|turning off the locking correctness validator|rcu: INFO|detected stall|self-detected stall|blocked for more than|Kernel panic|soft lockup|hard LOCKUP|list_add corruption|list_del corruption|refcount_t:|Bad page'
+hits=$(grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" | grep -cE "$splat" || true)
+if [ "$hits" -gt 0 ]; then
+	first=$(grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" | grep -m1 -E "$splat")
+	result fail "$id/console" "$hits kernel report line(s), first: ${first:0:160}"
+else
+	result pass "$id/console" "no WARN/BUG/Oops/lockdep/RCU/hung-task report"
+fi
+! grep -q '^fail' "$res"

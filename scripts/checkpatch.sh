@@ -1,0 +1,27 @@
+#!/bin/bash
+# Run the kernel's checkpatch.pl --strict on every patch of patches/:
+# each must report 0 errors, 0 warnings and 0 checks.
+. "$(dirname "$0")/lib.sh"
+need perl
+
+[ -x "$KTREE/scripts/checkpatch.pl" ] || die "no kernel tree at $KTREE: run 'make tree'"
+shopt -s nullglob
+patches=("$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch)
+fails=0 n=0
+for p in "${patches[@]}"; do
+	case $p in
+	*/0000-cover-letter.patch) continue ;;
+	esac
+	n=$((n + 1))
+	out=$(cd "$KTREE" && scripts/checkpatch.pl --strict --no-color "$p" 2>&1) || true
+	total=$(echo "$out" | grep -E '^total: ' || echo "total: checkpatch did not finish")
+	if echo "$total" | grep -q '^total: 0 errors, 0 warnings, 0 checks, '; then
+		echo "PASS checkpatch/$(basename "$p")"
+	else
+		echo "FAIL checkpatch/$(basename "$p") $total"
+		echo "$out" | grep -E '^(ERROR|WARNING|CHECK):' | sed 's/^/    /'
+		fails=$((fails + 1))
+	fi
+done
+[ "$n" -gt 0 ] || echo "checkpatch: no patches in patches/"
+[ "$fails" -eq 0 ]

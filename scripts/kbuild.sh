@@ -1,0 +1,48 @@
+#!/bin/bash
+# Usage: kbuild.sh TREE VARIANT [make targets...]
+# Build kernel tree TREE (series: out/linux, base: out/linux-base) with config
+# VARIANT (configs/min.config plus configs/VARIANT.config) into
+# out/build/TREE-VARIANT, incrementally. Default target: Image (and modules
+# for the mod variant).
+. "$(dirname "$0")/lib.sh"
+need "${CROSS_COMPILE}gcc" make flex bison bc
+
+tree=$1 variant=$2
+shift 2
+case $tree in
+series) src=$KTREE ;;
+base) src=$BASETREE ;;
+*) die "unknown tree '$tree' (series or base)" ;;
+esac
+[ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
+frags=("$TOP/configs/min.config")
+[ "$variant" = min ] || frags+=("$TOP/configs/$variant.config")
+for f in "${frags[@]}"; do
+	[ -f "$f" ] || die "no config fragment $f"
+done
+obj=$OUT/build/$tree-$variant
+mkdir -p "$obj"
+
+# Regenerate .config only when a fragment changed.
+stamp=$obj/.frags.sha
+want=$(cat "${frags[@]}" | sha256sum)
+if [ ! -f "$obj/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+	(cd "$src" && scripts/kconfig/merge_config.sh -n -O "$obj" "${frags[@]}" >"$obj/merge.log" 2>&1) ||
+		die "merge_config failed, see $obj/merge.log"
+	# Every requested value must have landed.
+	grep -h '^CONFIG_' "${frags[@]}" | while IFS= read -r l; do
+		if [ "${l#*=}" = n ]; then
+			! grep -q "^${l%%=*}=" "$obj/.config" || die "config $l did not land ($obj)"
+		else
+			grep -qx "$l" "$obj/.config" || die "config $l did not land ($obj)"
+		fi
+	done
+	echo "$want" >"$stamp"
+fi
+
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+	targets=(Image)
+	[ "$variant" != mod ] || targets+=(modules)
+fi
+make -C "$src" O="$obj" CC="$KCC" -j"$JOBS" -s "${targets[@]}"

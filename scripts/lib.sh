@@ -1,0 +1,45 @@
+# shellcheck shell=bash
+# Common settings for the rig's scripts; sourced, never run.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+OUT=${OUT:-$TOP/out}
+KTREE=$OUT/linux
+BASETREE=$OUT/linux-base
+export ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu-
+JOBS=${JOBS:-$(nproc)}
+
+# The one identity the series is committed under (author and committer).
+PROJ_NAME="RISC-V KVM G-stage series"
+PROJ_EMAIL="kvm-gstage@example.org"
+BASE_DATE="2026-11-15T22:30:00Z"
+
+die() {
+	echo "ERROR: $*" >&2
+	exit 1
+}
+
+stage() {
+	echo "==> [$(date +%H:%M:%S)] $*"
+}
+
+need() {
+	local t
+	for t in "$@"; do
+		command -v "$t" >/dev/null 2>&1 ||
+			die "missing tool '$t': run 'make deps' (scripts/install-deps.sh) as root"
+	done
+}
+
+base_var() {
+	sed -n "s/^$1=//p" "$TOP/BASE"
+}
+
+# Use ccache from the home folder when it is there; never required.
+if command -v ccache >/dev/null 2>&1; then
+	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
+	KCC="ccache ${CROSS_COMPILE}gcc"
+else
+	KCC="${CROSS_COMPILE}gcc"
+fi
+export KCC

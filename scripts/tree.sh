@@ -1,0 +1,39 @@
+#!/bin/bash
+# Build the working tree: out/linux on branch 'series' = base + 'git am' of
+# patches/ (the cover letter is skipped), committed with the project
+# identity and each patch's own date so that the commit ids are
+# reproducible. Refuses to throw away commits or changes that were not
+# exported (FORCE=1 overrides).
+. "$(dirname "$0")/lib.sh"
+need git
+
+"$TOP/scripts/base.sh"
+cd "$KTREE"
+export GIT_COMMITTER_NAME="$PROJ_NAME" GIT_COMMITTER_EMAIL="$PROJ_EMAIL"
+
+stamp=$OUT/series.applied
+if git rev-parse -q --verify refs/heads/series >/dev/null && [ "${FORCE:-0}" != 1 ]; then
+	if [ -n "$(git status --porcelain --untracked-files=no)" ]; then
+		die "out/linux has uncommitted changes: commit them and run 'make export', or FORCE=1"
+	fi
+	if [ "$(git rev-parse series)" != "$(cat "$stamp" 2>/dev/null)" ] &&
+	   ! git diff --quiet "$(cat "$stamp" 2>/dev/null || echo base)" series; then
+		die "branch series has commits that are not in patches/: run 'make export' first, or FORCE=1"
+	fi
+fi
+
+git am --abort >/dev/null 2>&1 || true
+git checkout -q -f -B series base
+shopt -s nullglob
+for p in "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
+	case $p in
+	*/0000-cover-letter.patch) continue ;;
+	esac
+	if ! git am -q --committer-date-is-author-date "$p" >"$OUT/am.log" 2>&1; then
+		git am --abort >/dev/null 2>&1 || true
+		git checkout -q -f -B series base
+		die "patch $(basename "$p") does not apply to the base: $(head -c 600 "$OUT/am.log")"
+	fi
+done
+git rev-parse series >"$stamp"
+echo "tree: $(git rev-list --count base..series) patches on base $(git rev-parse --short base) in $KTREE"

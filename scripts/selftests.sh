@@ -21,6 +21,7 @@ copy=$OUT/st-src/$tree
 dst=$OUT/selftests/$tree
 mkdir -p "$copy" "$dst"
 rsync -a --delete "$src/tools/" "$copy/tools/"
+rsync -a --delete "$src/scripts/" "$copy/scripts/"
 rsync -a "$src/Makefile" "$copy/"
 # Makefile.kvm appends to these: they must come from the environment.
 export LDFLAGS=-static
@@ -29,6 +30,6 @@ make -C "$copy/tools/testing/selftests/kvm" -j"$JOBS" -s \
 	ARCH=riscv CROSS_COMPILE="$CROSS_COMPILE" OUTPUT="$dst" \
 	KHDR_INCLUDES="-isystem $obj/usr/include" >"$dst/build.log" 2>&1 ||
 	die "selftests build failed for $tree, see $dst/build.log"
-n=$(find "$dst" -maxdepth 2 -type f -perm -u+x -name '*_test*' | wc -l)
+n=$(find "$dst" -maxdepth 2 -type f -perm -u+x | wc -l)
 [ "$n" -gt 0 ] || die "no selftest binaries in $dst"
 echo "selftests: $n binaries in $dst"

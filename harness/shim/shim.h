@@ -8,7 +8,6 @@
 #ifndef _GSTAGE_SHIM_H
 #define _GSTAGE_SHIM_H
 
-#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +15,11 @@
 #include <sched.h>
 
 #define CONFIG_64BIT 1
+
+/* Not <errno.h>: it would include our own linux/errno.h. */
+#define ENOMEM 12
+#define EEXIST 17
+#define EINVAL 22
 
 typedef uint8_t u8;
 typedef uint32_t u32;
@@ -115,7 +119,7 @@ extern unsigned long shim_resched_count;
 #define lockdep_assert_held(l) WARN_ON(!(l)->writers && !(l)->readers)
 #define lockdep_assert_held_write(l) WARN_ON(!(l)->writers)
 #define cond_resched() ((void)0)
-#define cond_resched_rwlock_write(l) (shim_resched_count++, 0)
+#define cond_resched_rwlock_write(l) ({ shim_resched_count++; 0; })
 
 /* RCU: callbacks deferred until the test's next quiescent point. */
 struct rcu_head {

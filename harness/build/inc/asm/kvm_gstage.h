@@ -1,0 +1,1 @@
+/work/main/out/linux-base/arch/riscv/include/asm/kvm_gstage.h

@@ -1,0 +1,938 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests for arch/riscv/kvm/gstage.c against a reference model.
+ *
+ * The model keeps every leaf of a two-slot window (2 x 1 GiB, at a random
+ * 1 GiB aligned GPA) in one array per level: lv[2] = 1 GiB leaves,
+ * lv[1] = 2 MiB leaves, lv[0] = 4 KiB leaves, each holding the expected
+ * PTE value. Per-1G and per-2M leaf counts let walks skip empty space.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/kvm_host.h>
+#include <asm/kvm_gstage.h>
+
+#define NSLOT 2
+#define W _PAGE_WRITE
+#define A _PAGE_ACCESSED
+#define D _PAGE_DIRTY
+#define CHG_MAX 8192
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static unsigned long opt_seeds = 200, opt_ops = 500, opt_race_iters = 20000;
+static const char *opt_only;
+
+/* ---- minimal KTAP-ish test runner ---- */
+static int nr_pass, nr_fail, test_no, cur_fails;
+
+static bool check_fail(int line, const char *cond)
+{
+	if (cur_fails++ < 5)
+		printf("# FAIL line %d: %s\n", line, cond);
+	return false;
+}
+
+#define CHECK(cond) ((cond) ? true : check_fail(__LINE__, #cond))
+#define CHECKF(cond, fmt, ...)                                          \
+	((cond) ? true                                                  \
+		: (printf("# " fmt "\n", ##__VA_ARGS__),                \
+		   check_fail(__LINE__, #cond)))
+
+static unsigned long rnd_state;
+
+static unsigned long rnd(void)
+{
+	/* xorshift64* */
+	rnd_state ^= rnd_state >> 12;
+	rnd_state ^= rnd_state << 25;
+	rnd_state ^= rnd_state >> 27;
+	return rnd_state * 2685821657736338717UL;
+}
+
+static unsigned long rndn(unsigned long n)
+{
+	return rnd() % n;
+}
+
+/* ---- environment: a VM with an empty G-stage ---- */
+struct env {
+	struct kvm kvm;
+	struct kvm_gstage gs;
+	struct kvm_mmu_memory_cache pc;
+	unsigned long warns;
+};
+
+static void env_init(struct env *e, unsigned long levels, bool local)
+{
+	shim_mem_reset();
+	memset(e, 0, sizeof(*e));
+	e->kvm.arch.pgd = shim_alloc_pages(kvm_riscv_gstage_pgd_size / PAGE_SIZE);
+	e->kvm.arch.pgd_levels = levels;
+	e->kvm.arch.vmid.vmid = 7;
+	kvm_riscv_gstage_init(&e->gs, &e->kvm);
+	if (local)
+		e->gs.flags |= KVM_GSTAGE_FLAGS_LOCAL;
+	e->warns = shim_warn_count;
+}
+
+/* Like mmu.c: top up pgd_levels pages before each operation. */
+static void op_begin(struct env *e)
+{
+	e->pc.nobjs = e->gs.pgd_levels;
+	shim_nr_flushes = 0;
+}
+
+static bool op_end(struct env *e)
+{
+	shim_rcu_quiesce();
+	return CHECKF(shim_warn_count == e->warns, "%lu WARN(s)",
+		      shim_warn_count - e->warns);
+}
+
+static unsigned long lsize(int l)
+{
+	return 1UL << (PAGE_SHIFT + 9 * l);
+}
+
+static int map_gpa(struct env *e, gpa_t gpa, int l, bool ro, bool x)
+{
+	struct kvm_gstage_mapping out;
+	gpa_t hpa = ALIGN_DOWN(gpa + (1UL << 40), lsize(l));
+
+	return kvm_riscv_gstage_map_page(&e->gs, &e->pc, gpa, hpa, lsize(l),
+					 ro, x, &out);
+}
+
+static pte_t *leaf(struct env *e, gpa_t gpa, u32 *level)
+{
+	pte_t *ptep;
+	u32 l;
+
+	if (!kvm_riscv_gstage_get_leaf(&e->gs, gpa, &ptep, level ? level : &l))
+		return NULL;
+	return ptep;
+}
+
+/* ---- reference model ---- */
+struct model {
+	gpa_t base;
+	unsigned long delta;	/* hpa = gpa + delta */
+	unsigned long *lv[3];
+	unsigned int cnt1g[NSLOT], cnt2m[NSLOT * 512];
+	long nleaves;
+	int nchg;
+	struct {
+		gpa_t addr, size;
+	} chg[CHG_MAX];
+};
+
+static struct model m;
+
+static unsigned long *mslot(gpa_t gpa, int l)
+{
+	return &m.lv[l][(gpa - m.base) >> (PAGE_SHIFT + 9 * l)];
+}
+
+static bool in_window(gpa_t gpa)
+{
+	return gpa >= m.base && gpa - m.base < NSLOT * PUD_SIZE;
+}
+
+static unsigned long model_get(gpa_t gpa, int *level)
+{
+	int l;
+
+	for (l = 2; l >= 0; l--) {
+		if (*mslot(gpa, l)) {
+			*level = l;
+			return *mslot(gpa, l);
+		}
+	}
+	return 0;
+}
+
+/* Step over the empty space at @gpa (which has no leaf). */
+static gpa_t model_hole(gpa_t gpa)
+{
+	if (!m.cnt1g[(gpa - m.base) >> 30])
+		return ALIGN_DOWN(gpa, PUD_SIZE) + PUD_SIZE;
+	if (!m.cnt2m[(gpa - m.base) >> 21])
+		return ALIGN_DOWN(gpa, PMD_SIZE) + PMD_SIZE;
+	return ALIGN_DOWN(gpa, PAGE_SIZE) + PAGE_SIZE;
+}
+
+/* Set the leaf at (@gpa, @l); @track records it as a change to flush. */
+static void model_set(gpa_t gpa, int l, unsigned long pte, bool track)
+{
+	unsigned long *p = mslot(gpa, l);
+	int d = !!pte - !!*p;
+
+	if (*p == pte)
+		return;
+	m.cnt1g[(gpa - m.base) >> 30] += d;
+	if (l < 2)
+		m.cnt2m[(gpa - m.base) >> 21] += d;
+	m.nleaves += d;
+	*p = pte;
+	if (track && m.nchg < CHG_MAX) {
+		m.chg[m.nchg].addr = ALIGN_DOWN(gpa, lsize(l));
+		m.chg[m.nchg++].size = lsize(l);
+	}
+}
+
+static void model_reset(unsigned long seed)
+{
+	unsigned long i;
+
+	for (i = 0; i < NSLOT * 512; i++)
+		if (m.cnt2m[i])
+			memset(&m.lv[0][i * 512], 0, 512 * sizeof(long));
+	memset(m.lv[1], 0, NSLOT * 512 * sizeof(long));
+	memset(m.lv[2], 0, NSLOT * sizeof(long));
+	memset(m.cnt1g, 0, sizeof(m.cnt1g));
+	memset(m.cnt2m, 0, sizeof(m.cnt2m));
+	m.nleaves = 0;
+	m.nchg = 0;
+}
+
+static void model_split(gpa_t gpa, int target)
+{
+	unsigned long pte;
+	int l, i;
+
+	while ((pte = model_get(gpa, &l)) && l > target) {
+		gpa_t b = ALIGN_DOWN(gpa, lsize(l));
+
+		model_set(b, l, 0, true);
+		for (i = 0; i < 512; i++)
+			model_set(b + i * lsize(l - 1), l - 1,
+				  pte | ((i * lsize(l - 1)) >> PAGE_SHIFT)
+						<< _PAGE_PFN_SHIFT,
+				  true);
+	}
+}
+
+/* Apply @fn to every leaf that intersects [s, e). */
+static void model_for_each(gpa_t s, gpa_t e,
+			   void (*fn)(gpa_t gpa, int l, unsigned long pte))
+{
+	unsigned long pte;
+	gpa_t addr = s;
+	int l;
+
+	while (addr < e && in_window(addr)) {
+		pte = model_get(addr, &l);
+		if (pte) {
+			addr = ALIGN_DOWN(addr, lsize(l));
+			fn(addr, l, pte);
+			addr += lsize(l);
+		} else {
+			addr = model_hole(addr);
+		}
+	}
+}
+
+static void wp_fn(gpa_t gpa, int l, unsigned long pte)
+{
+	model_set(gpa, l, pte & ~W, true);
+}
+
+static void unmap_fn(gpa_t gpa, int l, unsigned long pte)
+{
+	model_set(gpa, l, 0, true);
+}
+
+static bool model_young;
+
+static void young_fn(gpa_t gpa, int l, unsigned long pte)
+{
+	model_young |= !!(pte & A);
+}
+
+static void age_fn(gpa_t gpa, int l, unsigned long pte)
+{
+	young_fn(gpa, l, pte);
+	model_set(gpa, l, pte & ~A, false);
+}
+
+/* Compare the leaves intersecting [s, e) with the model. */
+static bool compare_range(struct env *e, gpa_t s, gpa_t end)
+{
+	gpa_t addr = s, next;
+	unsigned long mp;
+	pte_t *ptep;
+	u32 rl;
+	int ml;
+
+	while (addr < end && in_window(addr)) {
+		bool found = kvm_riscv_gstage_get_leaf(&e->gs, addr, &ptep, &rl);
+
+		mp = model_get(addr, &ml);
+		if (!CHECKF(found == !!mp && (!found || (rl == ml &&
+			    pte_val(*ptep) == mp)),
+			    "gpa %#lx: real %d/%u/%#lx model %#lx/%d", addr,
+			    found, rl, found ? pte_val(*ptep) : 0, mp, ml))
+			return false;
+		if (found) {
+			addr = ALIGN_DOWN(addr, lsize(rl)) + lsize(rl);
+		} else {
+			next = model_hole(addr);
+			addr = min(next, ALIGN_DOWN(addr, lsize(rl)) + lsize(rl));
+		}
+	}
+	return true;
+}
+
+/* Walk all tables: every leaf matches the model, no page leaks. */
+static long walk_leaves, walk_tables;
+
+static bool walk(struct env *e, pte_t *t, int l, gpa_t gpa)
+{
+	int i, n = l == (int)e->gs.pgd_levels - 1 ? 2048 : 512;
+	unsigned long v, mp;
+	int ml;
+
+	for (i = 0; i < n; i++) {
+		gpa_t a = gpa + i * lsize(l);
+
+		v = pte_val(t[i]);
+		if (!v)
+			continue;
+		if (v & (_PAGE_READ | _PAGE_WRITE | _PAGE_EXEC)) {
+			walk_leaves++;
+			if (!CHECKF(l <= 2 && in_window(a) &&
+				    (mp = model_get(a, &ml)) == v && ml == l,
+				    "stray leaf %#lx level %d at %#lx", v, l, a))
+				return false;
+			continue;
+		}
+		if (!CHECKF(l > 0 && (v & 0x3ff) == _PAGE_TABLE &&
+			    shim_page_live(pfn_to_virt(pte_pfn(__pte(v)))),
+			    "bad table entry %#lx level %d at %#lx", v, l, a))
+			return false;
+		walk_tables++;
+		if (!walk(e, pfn_to_virt(pte_pfn(__pte(v))), l - 1, a))
+			return false;
+	}
+	return true;
+}
+
+static bool full_check(struct env *e)
+{
+	long pgd_pages = kvm_riscv_gstage_pgd_size / PAGE_SIZE;
+
+	walk_leaves = walk_tables = 0;
+	if (!walk(e, (pte_t *)e->gs.pgd, e->gs.pgd_levels - 1, 0))
+		return false;
+	return CHECK(walk_leaves == m.nleaves) &&
+	       CHECKF(walk_tables + pgd_pages == shim_pages_in_use,
+		      "%ld tables reachable, %ld pages in use", walk_tables,
+		      shim_pages_in_use - pgd_pages);
+}
+
+/* Every change the model made must be covered by a recorded hfence. */
+static bool check_hfences(struct env *e)
+{
+	unsigned long i, j;
+
+	if (!m.nchg)
+		return CHECKF(!shim_nr_flushes, "%lu hfence(s) for no change",
+			      shim_nr_flushes);
+	for (i = 0; i < (unsigned long)m.nchg; i++) {
+		for (j = 0; j < min(shim_nr_flushes, SHIM_MAX_FLUSH); j++) {
+			struct shim_flush *f = &shim_flushes[j];
+
+			if (f->addr <= m.chg[i].addr &&
+			    m.chg[i].addr + m.chg[i].size <= f->addr + f->size &&
+			    f->size == BIT(f->order) && f->vmid == 7 &&
+			    f->local == !!(e->gs.flags & KVM_GSTAGE_FLAGS_LOCAL))
+				break;
+		}
+		if (!CHECKF(j < shim_nr_flushes, "change at %#lx+%#lx not flushed",
+			    m.chg[i].addr, m.chg[i].size))
+			return false;
+	}
+	return true;
+}
+
+/* ---- property test ---- */
+static gpa_t rand_gpa(void)
+{
+	static const unsigned int idx2m[] = { 0,   1,   2,   3,   100, 101,
+					      255, 256, 257, 300, 400, 500,
+					      508, 509, 510, 511 };
+
+	return m.base + rndn(NSLOT) * PUD_SIZE + idx2m[rndn(16)] * PMD_SIZE +
+	       rndn(512) * PAGE_SIZE;
+}
+
+static void rand_range(gpa_t *s, gpa_t *e)
+{
+	unsigned long r = rndn(100);
+
+	*s = rand_gpa();
+	if (r < 50)
+		*e = *s + (1 + rndn(64)) * PAGE_SIZE;
+	else if (r < 80)
+		*e = *s + rndn(4) * PMD_SIZE + rndn(512) * PAGE_SIZE + PAGE_SIZE;
+	else if (r < 95)
+		*e = *s + PUD_SIZE;
+	else
+		*s = m.base, *e = m.base + NSLOT * PUD_SIZE;
+	*e = min(*e, m.base + NSLOT * PUD_SIZE);
+}
+
+static gpa_t gpa_to_hpa(gpa_t gpa)
+{
+	return (gpa & GENMASK(49, 0)) + m.delta;
+}
+
+static bool prop_map(struct env *e)
+{
+	gpa_t gpa = rand_gpa(), hpa, cmp, csz;
+	int l = rndn(100) < 60 ? 0 : rndn(100) < 60 ? 1 : 2, ol = 0;
+	bool ro = rndn(2), x = rndn(4) == 0;
+	unsigned long prot = _PAGE_BASE | _PAGE_READ | (ro ? 0 : W) |
+			     (x ? _PAGE_EXEC : 0);
+	unsigned long old = model_get(gpa, &ol);
+
+	/* Huge map over a table holding other leaves: see map_huge_over_table */
+	if (!old && l && (l == 2 ? m.cnt1g[(gpa - m.base) >> 30]
+				 : m.cnt2m[(gpa - m.base) >> 21]))
+		l = 0;
+	hpa = ALIGN_DOWN(gpa_to_hpa(gpa), lsize(l));
+	csz = lsize(old && ol > l ? ol : l);
+	cmp = ALIGN_DOWN(gpa, csz);
+	if (old && ol > l) {
+		model_split(gpa, l);
+		old = model_get(gpa, &ol);
+	}
+	if (old)
+		model_set(gpa, ol, (old & _PAGE_PFN_MASK) | prot | D, true);
+	else
+		model_set(gpa, l, pfn_pte(PFN_DOWN(hpa), __pgprot(prot | D)).pte,
+			  true);
+
+	struct kvm_gstage_mapping out;
+	int ret = kvm_riscv_gstage_map_page(&e->gs, &e->pc, gpa, hpa, lsize(l),
+					    ro, x, &out);
+	return CHECKF(!ret, "map %#lx level %d: %d", gpa, l, ret) &&
+	       check_hfences(e) && compare_range(e, cmp, cmp + csz);
+}
+
+static bool prop_split(struct env *e)
+{
+	gpa_t gpa = rand_gpa();
+	int target = rndn(2), ol;
+	bool flush = rndn(2), ret;
+
+	model_get(gpa, &ol);
+	model_split(gpa, target);
+	ret = kvm_riscv_gstage_split_huge(&e->gs, &e->pc, gpa, target, flush);
+	if (flush && !(CHECK(!ret) && check_hfences(e)))
+		return false;
+	return (flush || CHECK(ret == !!m.nchg)) &&
+	       compare_range(e, ALIGN_DOWN(gpa, PUD_SIZE),
+			     ALIGN_DOWN(gpa, PUD_SIZE) + PUD_SIZE);
+}
+
+static bool prop_unmap(struct env *e)
+{
+	gpa_t s, end;
+	unsigned long pte;
+	bool ret;
+	int l;
+
+	rand_range(&s, &end);
+	/* Widen to fully cover huge leaves: partial ones are a separate test */
+	if ((pte = model_get(s, &l)))
+		s = ALIGN_DOWN(s, lsize(l));
+	if (in_window(end - 1) && (pte = model_get(end - 1, &l)))
+		end = ALIGN_DOWN(end - 1, lsize(l)) + lsize(l);
+	model_for_each(s, end, unmap_fn);
+	ret = kvm_riscv_gstage_unmap_range(&e->gs, s, end - s, rndn(2));
+	return CHECKF(ret == !!m.nchg, "unmap %#lx-%#lx returned %d, %d changes",
+		      s, end, ret, m.nchg) &&
+	       compare_range(e, s, end);
+}
+
+static bool prop_wp(struct env *e)
+{
+	gpa_t s, end;
+	bool ret;
+
+	rand_range(&s, &end);
+	model_for_each(s, end, wp_fn);
+	ret = kvm_riscv_gstage_wp_range(&e->gs, s, end);
+	return CHECKF(ret == !!m.nchg, "wp %#lx-%#lx returned %d, %d changes",
+		      s, end, ret, m.nchg) && compare_range(e, s, end);
+}
+
+static bool prop_wp_masked(struct env *e)
+{
+	gfn_t base = rand_gpa() >> PAGE_SHIFT;
+	unsigned long mask = rnd() & rnd(), bits = mask;
+	bool ret;
+
+	if (rndn(4))
+		base = ALIGN_DOWN(base, 64);
+	if (!in_window((base + 64) << PAGE_SHIFT))
+		base -= 64;
+	if (rndn(8) == 0)
+		mask = bits = ~0UL;
+	for (; bits; bits &= bits - 1)
+		model_for_each((base + __ffs(bits)) << PAGE_SHIFT,
+			       (base + __ffs(bits) + 1) << PAGE_SHIFT, wp_fn);
+	ret = kvm_riscv_gstage_wp_pt_masked(&e->gs, base, mask);
+	return CHECKF(ret == !!m.nchg, "wp mask %#lx@%#lx returned %d", mask,
+		      base, ret) &&
+	       compare_range(e, ALIGN_DOWN(base << PAGE_SHIFT, PUD_SIZE),
+			     ALIGN((base + 64) << PAGE_SHIFT, PUD_SIZE));
+}
+
+/* Simulated hardware A/D update on one leaf. */
+static bool prop_touch(struct env *e)
+{
+	gpa_t gpa = rand_gpa();
+	unsigned long pte, bits;
+	pte_t *ptep;
+	int l;
+
+	if (!(pte = model_get(gpa, &l)))
+		return true;
+	bits = A | ((pte & W) && rndn(2) ? D : 0);
+	model_set(gpa, l, pte | bits, false);
+	ptep = leaf(e, gpa, NULL);
+	if (!CHECK(ptep))
+		return false;
+	__atomic_fetch_or(&ptep->pte, bits, __ATOMIC_RELAXED);
+	return true;
+}
+
+#ifdef HAVE_AGE_RANGE
+static bool prop_age(struct env *e)
+{
+	bool test_only = rndn(2), ret;
+	gpa_t s, end;
+
+	rand_range(&s, &end);
+	model_young = false;
+	model_for_each(s, end, test_only ? young_fn : age_fn);
+	ret = kvm_riscv_gstage_age_range(&e->gs, s, end, test_only);
+	return CHECKF(ret == model_young, "age %#lx-%#lx(%d) returned %d", s,
+		      end, test_only, ret) && compare_range(e, s, end);
+}
+#endif
+
+static const struct {
+	const char *name;
+	bool (*fn)(struct env *e);
+	int weight;
+} prop_ops[] = {
+	{ "map", prop_map, 35 },	{ "split", prop_split, 10 },
+	{ "unmap", prop_unmap, 12 },	{ "wp", prop_wp, 10 },
+	{ "wp_masked", prop_wp_masked, 10 },
+	{ "touch", prop_touch, 15 },
+#ifdef HAVE_AGE_RANGE
+	{ "age", prop_age, 10 },
+#endif
+};
+
+static void prop_test(unsigned long levels)
+{
+	unsigned long seed, op, k, total = 0;
+	struct env e;
+
+	for (k = 0; k < ARRAY_SIZE(prop_ops); k++)
+		total += prop_ops[k].weight;
+	for (seed = 1; seed <= opt_seeds && !cur_fails; seed++) {
+		rnd_state = seed * 0x9e3779b97f4a7c15UL + levels;
+		env_init(&e, levels, rndn(2));
+		model_reset(seed);
+		m.base = rndn((kvm_riscv_gstage_gpa_size(levels) >> 30) -
+			      NSLOT) << 30;
+		m.delta = (1UL << 40) + (rndn(1024) << 30);
+		for (op = 0; op < opt_ops; op++) {
+			unsigned long r = rndn(total);
+
+			for (k = 0; r >= (unsigned long)prop_ops[k].weight; k++)
+				r -= prop_ops[k].weight;
+			op_begin(&e);
+			m.nchg = 0;
+			if (!prop_ops[k].fn(&e) || !op_end(&e) ||
+			    (op % 64 == 63 && !full_check(&e))) {
+				printf("# seed %lu op %lu (%s) failed\n", seed,
+				       op, prop_ops[k].name);
+				return;
+			}
+		}
+		if (!full_check(&e))
+			printf("# seed %lu: final check failed\n", seed);
+	}
+}
+
+static void test_prop_sv39x4(void) { prop_test(3); }
+static void test_prop_sv48x4(void) { prop_test(4); }
+static void test_prop_sv57x4(void) { prop_test(5); }
+
+/* ---- targeted tests ---- */
+static void test_mode_detect(void)
+{
+	static const unsigned long modes[][2] = {
+		{ HGATP_MODE_SV57X4, 5 }, { HGATP_MODE_SV48X4, 4 },
+		{ HGATP_MODE_SV39X4, 3 }, { HGATP_MODE_OFF, 0 },
+	};
+	unsigned long i, n;
+
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		shim_hgatp_max_mode = modes[i][0];
+		n = shim_nr_flush_all;
+		kvm_riscv_gstage_mode_detect();
+		CHECK(kvm_riscv_gstage_max_pgd_levels == modes[i][1]);
+		CHECK(shim_hgatp == 0 && shim_nr_flush_all == n + 1);
+	}
+}
+
+/* Does @gpa still translate as in the original mapping at @base? */
+static bool same_translation(struct env *e, gpa_t gpa, gpa_t base, pte_t orig)
+{
+	u32 l;
+	pte_t *ptep = leaf(e, gpa, &l);
+	unsigned long prot = _PAGE_READ | _PAGE_WRITE | _PAGE_EXEC | _PAGE_USER;
+
+	if (!ptep)
+		return true;	/* dropping more than asked is allowed */
+	return PFN_PHYS(pte_pfn(*ptep)) + (gpa & (lsize(l) - 1)) ==
+		       PFN_PHYS(pte_pfn(orig)) + (gpa - base) &&
+	       (pte_val(*ptep) & prot) == (pte_val(orig) & prot);
+}
+
+/*
+ * Unmapping part of a huge leaf must leave nothing mapped in the range and
+ * keep (or drop) the rest with its translation; no WARN.
+ */
+static void test_unmap_partial_huge(void)
+{
+	static const struct {
+		int l;
+		long off, size;	/* range relative to the huge leaf */
+	} c[] = {
+		{ 1, 10 << 12, 1 << 12 },
+		{ 1, -(1L << 12), 3 << 12 },
+		{ 1, (1L << 21) - (1 << 12), 1L << 21 },
+		{ 2, (1L << 21) - (1 << 12), (1L << 21) + (2 << 12) },
+		{ 2, 0, (1L << 30) - (1 << 12) },
+	};
+	gpa_t gpa0 = 3 * PUD_SIZE, s, end, g;
+	unsigned long i, levels;
+	pte_t orig;
+	struct env e;
+
+	for (levels = 3; levels <= 5; levels++) {
+		for (i = 0; i < ARRAY_SIZE(c); i++) {
+			env_init(&e, levels, false);
+			op_begin(&e);
+			map_gpa(&e, gpa0, c[i].l, false, false);
+			orig = *leaf(&e, gpa0, NULL);
+			s = gpa0 + c[i].off;
+			end = s + c[i].size;
+			op_begin(&e);
+			CHECK(kvm_riscv_gstage_unmap_range(&e.gs, s, end - s,
+							   false));
+			if (!op_end(&e))
+				return;
+			for (g = s; g < end; g += PAGE_SIZE)
+				if (!CHECKF(!leaf(&e, g, NULL),
+					    "case %lu: %#lx still mapped", i, g))
+					return;
+			for (g = gpa0; g < gpa0 + lsize(c[i].l); g += PAGE_SIZE)
+				if ((g < s || g >= end) &&
+				    !CHECKF(same_translation(&e, g, gpa0, orig),
+					    "case %lu: %#lx changed", i, g))
+					return;
+		}
+	}
+}
+
+static long count_tables(pte_t *t, int l, int n)
+{
+	long cnt = 0;
+	int i;
+
+	for (i = 0; l && i < n; i++) {
+		unsigned long v = pte_val(t[i]);
+
+		if (v && !(v & (_PAGE_READ | _PAGE_WRITE | _PAGE_EXEC)))
+			cnt += 1 + count_tables(pfn_to_virt(pte_pfn(t[i])),
+						l - 1, 512);
+	}
+	return cnt;
+}
+
+static bool no_leaked_tables(struct env *e)
+{
+	long pgd = kvm_riscv_gstage_pgd_size / PAGE_SIZE;
+	long reachable = count_tables((pte_t *)e->gs.pgd, e->gs.pgd_levels - 1,
+				      2048);
+
+	return CHECKF(reachable + pgd == shim_pages_in_use,
+		      "%ld table pages in use, %ld reachable",
+		      shim_pages_in_use - pgd, reachable);
+}
+
+/* Tearing the VM down (kvm_riscv_mmu_free_pgd) must free every table. */
+static void test_unmap_frees_tables(void)
+{
+	unsigned long levels;
+	struct env e;
+
+	for (levels = 3; levels <= 5; levels++) {
+		env_init(&e, levels, false);
+		op_begin(&e);
+		map_gpa(&e, 0x1000, 0, false, false);
+		op_begin(&e);
+		map_gpa(&e, 5 * PUD_SIZE + 0x3000, 0, false, false);
+		op_begin(&e);
+		map_gpa(&e, 7 * PUD_SIZE, 1, false, false);
+		op_begin(&e);
+		CHECK(kvm_riscv_gstage_unmap_range(
+			&e.gs, 0, kvm_riscv_gstage_gpa_size(levels), false));
+		if (!op_end(&e) || !no_leaked_tables(&e))
+			return;
+		CHECKF(shim_pages_in_use == 4, "%ld table pages not freed",
+		       shim_pages_in_use - 4);
+	}
+}
+
+/* A 2M fault in a 2M region that has a 4K table but no leaf at the gpa. */
+static void test_map_huge_over_table(void)
+{
+	gpa_t gpa0 = 2 * PMD_SIZE;
+	pte_t orig;
+	struct env e;
+
+	env_init(&e, 3, false);
+	op_begin(&e);
+	map_gpa(&e, gpa0 + PAGE_SIZE, 0, false, false);
+	orig = *leaf(&e, gpa0 + PAGE_SIZE, NULL);
+	op_begin(&e);
+	CHECK(!map_gpa(&e, gpa0 + 2 * PAGE_SIZE, 1, false, false));
+	CHECK(op_end(&e) && leaf(&e, gpa0 + 2 * PAGE_SIZE, NULL));
+	CHECK(same_translation(&e, gpa0 + PAGE_SIZE, gpa0 + PAGE_SIZE, orig));
+	CHECK(shim_nr_flushes > 0);
+	no_leaked_tables(&e);
+}
+
+#ifdef HAVE_AGE_RANGE
+static void test_age_partial_huge(void)
+{
+	gpa_t gpa0 = 4 * PMD_SIZE;
+	struct env e;
+	pte_t *ptep;
+	int i;
+
+	env_init(&e, 4, false);
+	op_begin(&e);
+	map_gpa(&e, gpa0, 1, false, false);
+	ptep = leaf(&e, gpa0, NULL);
+	CHECK(kvm_riscv_gstage_age_range(&e.gs, gpa0 + 8192, gpa0 + 12288, true));
+	CHECK(pte_young(*ptep));
+	CHECK(kvm_riscv_gstage_age_range(&e.gs, gpa0 + 8192, gpa0 + 12288, false));
+	CHECK(!pte_young(*ptep));
+	CHECK(!kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE, false));
+	/* split into 512 young 4K leaves: all of them are aged */
+	op_begin(&e);
+	kvm_riscv_gstage_split_huge(&e.gs, &e.pc, gpa0, 0, true);
+	for (i = 0; i < 512; i++)
+		__atomic_fetch_or(&leaf(&e, gpa0 + i * PAGE_SIZE, NULL)->pte, A,
+				  __ATOMIC_RELAXED);
+	CHECK(kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE, false));
+	for (i = 0; i < 512; i++)
+		if (!CHECK(!pte_young(*leaf(&e, gpa0 + i * PAGE_SIZE, NULL))))
+			break;
+	op_end(&e);
+}
+#endif
+
+/* ---- races with a "hardware" thread doing atomic A/D updates ---- */
+#define RACE_N 64
+
+struct race {
+	pte_t *ptep[RACE_N];
+	unsigned long round, done;
+	bool stop;
+	unsigned char set[RACE_N];	/* 1: hw set A, 2: hw set D */
+};
+
+static void hw_wait(unsigned long *spins)
+{
+	if (++*spins > 256)
+		sched_yield();
+	else
+		cpu_relax();
+}
+
+/* Sets A (read access) then A|D (write access) only while W is set. */
+static void *hw_thread(void *arg)
+{
+	struct race *r = arg;
+	unsigned long last = 0, cur, seed = 88172645463325252UL, maxd = 64;
+	unsigned long spins, old, k, d;
+	int i, b;
+
+	for (;;) {
+		spins = 0;
+		while ((cur = __atomic_load_n(&r->round, __ATOMIC_ACQUIRE)) ==
+		       last) {
+			if (__atomic_load_n(&r->stop, __ATOMIC_RELAXED))
+				return NULL;
+			hw_wait(&spins);
+		}
+		last = cur;
+		for (i = 0; i < RACE_N; i++) {
+			/* Chase write-protect: start once it finished i - 1. */
+			for (spins = 0; i && (__atomic_load_n(&r->ptep[i - 1]->pte,
+					__ATOMIC_RELAXED) & W);)
+				hw_wait(&spins);
+			for (b = 0; b < 2; b++) {
+				seed ^= seed << 13, seed ^= seed >> 7;
+				seed ^= seed << 17;
+				d = seed % maxd;
+				for (k = 0; k < d; k++)
+					__asm__ volatile("" ::: "memory");
+				old = __atomic_load_n(&r->ptep[i]->pte,
+						      __ATOMIC_RELAXED);
+				do {
+					if (!(old & W))
+						break;
+				} while (!__atomic_compare_exchange_n(
+					&r->ptep[i]->pte, &old,
+					old | A | (b ? D : 0), false,
+					__ATOMIC_RELAXED, __ATOMIC_RELAXED));
+				if (!(old & W)) {
+					/* too late: aim earlier */
+					maxd = maxd * 3 / 4 + 1;
+					break;
+				}
+				r->set[i] |= 1 << b;
+				maxd = min(maxd + 2, 4096UL);
+			}
+		}
+		__atomic_store_n(&r->done, cur, __ATOMIC_RELEASE);
+	}
+}
+
+static void race_test(bool masked)
+{
+	unsigned long rd, rounds = (opt_race_iters + RACE_N - 1) / RACE_N;
+	unsigned long lost_a = 0, lost_d = 0, w_left = 0, hw_bits = 0;
+	unsigned long clean[RACE_N], spins, v;
+	gpa_t gpa0 = 5 * PMD_SIZE;
+	struct race r = { 0 };
+	struct env e;
+	pthread_t t;
+	int i;
+
+	env_init(&e, 3, false);
+	for (i = 0; i < RACE_N; i++) {
+		op_begin(&e);
+		map_gpa(&e, gpa0 + i * PAGE_SIZE, 0, false, false);
+		r.ptep[i] = leaf(&e, gpa0 + i * PAGE_SIZE, NULL);
+		clean[i] = pte_val(*r.ptep[i]) & ~(A | D);
+	}
+	pthread_create(&t, NULL, hw_thread, &r);
+	for (rd = 1; rd <= rounds; rd++) {
+		for (i = 0; i < RACE_N; i++) {
+			set_pte(r.ptep[i], __pte(clean[i]));
+			r.set[i] = 0;
+		}
+		__atomic_store_n(&r.round, rd, __ATOMIC_RELEASE);
+		if (masked)
+			CHECK(kvm_riscv_gstage_wp_pt_masked(
+				&e.gs, gpa0 >> PAGE_SHIFT, ~0UL));
+		else
+			CHECK(kvm_riscv_gstage_wp_range(
+				&e.gs, gpa0, gpa0 + RACE_N * PAGE_SIZE));
+		for (spins = 0; __atomic_load_n(&r.done, __ATOMIC_ACQUIRE) != rd;)
+			hw_wait(&spins);
+		for (i = 0; i < RACE_N; i++) {
+			v = pte_val(ptep_get(r.ptep[i]));
+			w_left += !!(v & W);
+			lost_a += (r.set[i] & 1) && !(v & A);
+			lost_d += (r.set[i] & 2) && !(v & D);
+			hw_bits += __builtin_popcount(r.set[i]);
+		}
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	printf("# %lu racing WPs: hw set %lu bits, lost A %lu, lost D %lu, W left %lu\n",
+	       rounds * RACE_N, hw_bits, lost_a, lost_d, w_left);
+	CHECK(lost_a == 0 && lost_d == 0 && w_left == 0);
+	op_end(&e);
+}
+
+static void test_race_wp_pt_masked(void) { race_test(true); }
+static void test_race_wp_range(void) { race_test(false); }
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+} tests[] = {
+	{ "mode_detect", test_mode_detect },
+	{ "prop_sv39x4", test_prop_sv39x4 },
+	{ "prop_sv48x4", test_prop_sv48x4 },
+	{ "prop_sv57x4", test_prop_sv57x4 },
+	{ "unmap_partial_huge", test_unmap_partial_huge },
+	{ "unmap_frees_tables", test_unmap_frees_tables },
+	{ "map_huge_over_table", test_map_huge_over_table },
+#ifdef HAVE_AGE_RANGE
+	{ "age_partial_huge", test_age_partial_huge },
+#endif
+	{ "race_wp_pt_masked", test_race_wp_pt_masked },
+	{ "race_wp_range", test_race_wp_range },
+};
+
+int main(int argc, char **argv)
+{
+	unsigned long i, n = 0;
+
+	for (i = 1; i + 1 < (unsigned long)argc; i += 2) {
+		if (!strcmp(argv[i], "--seeds"))
+			opt_seeds = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--ops"))
+			opt_ops = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--race-iters"))
+			opt_race_iters = strtoul(argv[i + 1], NULL, 0);
+		else if (!strcmp(argv[i], "--only"))
+			opt_only = argv[i + 1];
+		else
+			break;
+	}
+	if (i != (unsigned long)argc) {
+		fprintf(stderr, "usage: %s [--seeds N] [--ops N] [--race-iters N] [--only SUBSTR]\n",
+			argv[0]);
+		return 2;
+	}
+	shim_mem_init(8192);
+	m.lv[0] = calloc(NSLOT * 512 * 512, sizeof(long));
+	m.lv[1] = calloc(NSLOT * 512, sizeof(long));
+	m.lv[2] = calloc(NSLOT, sizeof(long));
+	for (i = 0; i < ARRAY_SIZE(tests); i++)
+		n += !opt_only || strstr(tests[i].name, opt_only);
+	printf("TAP version 13\n1..%lu\n", n);
+	for (i = 0; i < ARRAY_SIZE(tests); i++) {
+		if (opt_only && !strstr(tests[i].name, opt_only))
+			continue;
+		cur_fails = 0;
+		tests[i].fn();
+		printf("%sok %d %s\n", cur_fails ? "not " : "", ++test_no,
+		       tests[i].name);
+		if (cur_fails)
+			nr_fail++;
+		else
+			nr_pass++;
+	}
+	printf("# %d passed, %d failed\n", nr_pass, nr_fail);
+	return nr_fail ? 1 : 0;
+}

@@ -392,14 +392,16 @@ static bool prop_map(struct env *e)
 {
 	gpa_t gpa = rand_gpa(), hpa, cmp, csz;
 	int l = rndn(100) < 60 ? 0 : rndn(100) < 60 ? 1 : 2, ol = 0;
+	pte_t *ptep;
+	u32 hl;
 	bool ro = rndn(2), x = rndn(4) == 0;
 	unsigned long prot = _PAGE_BASE | _PAGE_READ | (ro ? 0 : W) |
 			     (x ? _PAGE_EXEC : 0);
 	unsigned long old = model_get(gpa, &ol);
 
-	/* Huge map over a table holding other leaves: see map_huge_over_table */
-	if (!old && l && (l == 2 ? m.cnt1g[(gpa - m.base) >> 30]
-				 : m.cnt2m[(gpa - m.base) >> 21]))
+	/* A huge map over a (maybe empty) table: see map_huge_over_table */
+	if (!old && l && !kvm_riscv_gstage_get_leaf(&e->gs, gpa, &ptep, &hl) &&
+	    hl < l)
 		l = 0;
 	hpa = ALIGN_DOWN(gpa_to_hpa(gpa), lsize(l));
 	csz = lsize(old && ol > l ? ol : l);
@@ -760,14 +762,14 @@ static void test_age_partial_huge(void)
 
 struct race {
 	pte_t *ptep[RACE_N];
-	unsigned long round, done;
+	unsigned long round, ack, done;
 	bool stop;
 	unsigned char set[RACE_N];	/* 1: hw set A, 2: hw set D */
 };
 
 static void hw_wait(unsigned long *spins)
 {
-	if (++*spins > 256)
+	if (++*spins > 4096)
 		sched_yield();
 	else
 		cpu_relax();
@@ -790,6 +792,7 @@ static void *hw_thread(void *arg)
 			hw_wait(&spins);
 		}
 		last = cur;
+		__atomic_store_n(&r->ack, cur, __ATOMIC_RELEASE);
 		for (i = 0; i < RACE_N; i++) {
 			/* Chase write-protect: start once it finished i - 1. */
 			for (spins = 0; i && (__atomic_load_n(&r->ptep[i - 1]->pte,
@@ -848,6 +851,9 @@ static void race_test(bool masked)
 			r.set[i] = 0;
 		}
 		__atomic_store_n(&r.round, rd, __ATOMIC_RELEASE);
+		/* Start together: both threads are on a CPU right now. */
+		for (spins = 0; __atomic_load_n(&r.ack, __ATOMIC_ACQUIRE) != rd;)
+			hw_wait(&spins);
 		if (masked)
 			CHECK(kvm_riscv_gstage_wp_pt_masked(
 				&e.gs, gpa0 >> PAGE_SHIFT, ~0UL));

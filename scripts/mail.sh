@@ -1,0 +1,50 @@
+#!/bin/bash
+# Make the series mail-ready in out/mail: re-sign every patch with the
+# sender's own git identity (author and Signed-off-by), add To/Cc from
+# scripts/get_maintainer.pl, and check the result with checkpatch and
+# git send-email --dry-run. Refuses to run without a sender identity.
+. "$(dirname "$0")/lib.sh"
+need git perl
+
+name=$(git config --global user.name || true)
+email=$(git config --global user.email || true)
+if [ -z "$name" ] || [ -z "$email" ]; then
+	die "no sender identity: set 'git config --global user.name' and user.email first"
+fi
+if [ "$email" = "$PROJ_EMAIL" ]; then
+	die "the sender identity is the project's ($PROJ_EMAIL): use your own"
+fi
+
+wt=$OUT/mail-tree
+mail=$OUT/mail
+git -C "$KTREE" worktree remove --force "$wt" >/dev/null 2>&1 || true
+git -C "$KTREE" worktree add -q --detach "$wt" series
+trap 'git -C "$KTREE" worktree remove --force "$wt" >/dev/null 2>&1 || true' EXIT
+cd "$wt"
+export GIT_AUTHOR_NAME="$name" GIT_AUTHOR_EMAIL="$email"
+export GIT_COMMITTER_NAME="$name" GIT_COMMITTER_EMAIL="$email"
+git checkout -q -B mail base
+for c in $(git rev-list --reverse base..series); do
+	git cherry-pick -q "$c"
+	msg=$(git log -1 --format=%B | sed "/^Signed-off-by: $PROJ_NAME <$PROJ_EMAIL>\$/d")
+	git commit -q --amend --reset-author -s -m "$msg"
+done
+
+rm -rf "$mail"
+git -c branch.mail.description="$(cat "$TOP/cover-letter.txt")" \
+	format-patch -q --cover-letter --cover-from-description=subject \
+	--base=base -o "$mail" base..mail
+to=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --m "$mail"/0*.patch |
+	sed -n '1p')
+cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback "$mail"/0*.patch |
+	sed '1d' | paste -sd, -)
+for p in "$mail"/*.patch; do
+	sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
+done
+scripts/checkpatch.pl --strict --quiet --ignore UNKNOWN_COMMIT_ID "$mail"/000[1-9]-*.patch ||
+	die "re-signed patches fail checkpatch"
+[ -x "$(git --exec-path)/git-send-email" ] || die "git send-email is missing: run 'make deps' (git-email)"
+git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \
+	"$mail"/*.patch >"$mail/send-email-dry-run.txt" 2>&1 ||
+	die "git send-email --dry-run failed, see $mail/send-email-dry-run.txt"
+echo "mail: $(ls "$mail"/*.patch | wc -l) files in $mail, signed by $name <$email>, To: $to"

@@ -14,7 +14,7 @@
 char *shim_mem;
 struct page *shim_pages;
 unsigned long shim_mem_pages;
-unsigned long shim_mem_used;		/* bump allocator, in pages */
+unsigned long shim_mem_used; /* bump allocator, in pages */
 long shim_pages_in_use;
 unsigned long shim_warn_count, shim_resched_count;
 int shim_rcu_nesting;
@@ -142,13 +142,16 @@ void __bitmap_clear(unsigned long *map, unsigned int start, int len)
 	}
 }
 
-static void record_flush(bool local, unsigned long vmid, gpa_t gpa,
-			 gpa_t gpsz, unsigned long order)
+static void record_flush(bool local, unsigned long vmid, gpa_t gpa, gpa_t gpsz,
+			 unsigned long order)
 {
 	if (shim_nr_flushes < SHIM_MAX_FLUSH)
 		shim_flushes[shim_nr_flushes] = (struct shim_flush){
-			.local = local, .vmid = vmid, .order = order,
-			.addr = gpa, .size = gpsz,
+			.local = local,
+			.vmid = vmid,
+			.order = order,
+			.addr = gpa,
+			.size = gpsz,
 		};
 	shim_nr_flushes++;
 }

@@ -40,38 +40,26 @@ typedef u64 phys_addr_t;
 #define BIT(n) (1UL << (n))
 #define BIT_ULL(n) (1ULL << (n))
 #define GENMASK(h, l) (((~0UL) << (l)) & (~0UL >> (BITS_PER_LONG - 1 - (h))))
-#define ALIGN(x, a) (((x) + ((__typeof__(x))(a) - 1)) & ~((__typeof__(x))(a) - 1))
-#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
+#define ALIGN(x, a) (((x) + ((__typeof__(x))(a)-1)) & ~((__typeof__(x))(a)-1))
+#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a)-1))
 #define min(a, b) ((a) < (b) ? (a) : (b))
 
-static inline unsigned long __ffs(unsigned long x)
-{
-	return __builtin_ctzl(x);
-}
-
-static inline unsigned long __fls(unsigned long x)
-{
-	return BITS_PER_LONG - 1 - __builtin_clzl(x);
-}
+#define __ffs(x) ((unsigned long)__builtin_ctzl(x))
+#define __fls(x) ((unsigned long)(BITS_PER_LONG - 1 - __builtin_clzl(x)))
 
 void __bitmap_clear(unsigned long *map, unsigned int start, int len);
-
-static inline void bitmap_clear(unsigned long *map, unsigned int start,
-				unsigned int nbits)
-{
-	__bitmap_clear(map, start, nbits);
-}
+#define bitmap_clear(map, start, nbits) __bitmap_clear(map, start, nbits)
 
 /* WARN*: counted, a test fails if any fired during it. */
 extern unsigned long shim_warn_count;
 void shim_warn(const char *file, int line, const char *what);
 
-#define WARN_ON(cond)                                              \
-	({                                                         \
-		int __c = !!(cond);                                \
-		if (unlikely(__c))                                 \
-			shim_warn(__FILE__, __LINE__, #cond);      \
-		__c;                                               \
+#define WARN_ON(cond)                                         \
+	({                                                    \
+		int __c = !!(cond);                           \
+		if (unlikely(__c))                            \
+			shim_warn(__FILE__, __LINE__, #cond); \
+		__c;                                          \
 	})
 #define WARN_ON_ONCE(cond) WARN_ON(cond)
 #define WARN_ONCE(cond, fmt, ...) WARN_ON(cond)
@@ -79,32 +67,30 @@ void shim_warn(const char *file, int line, const char *what);
 #define BUG_ON(cond) ((cond) ? __builtin_trap() : (void)0)
 
 /* Marked accesses are relaxed atomics, so TSAN sees them like KCSAN. */
-#define READ_ONCE(x)                                              \
-	({                                                        \
-		__typeof__(x) __r;                                \
-		__atomic_load(&(x), &__r, __ATOMIC_RELAXED);      \
-		__r;                                              \
+#define READ_ONCE(x)                                         \
+	({                                                   \
+		__typeof__(x) __r;                           \
+		__atomic_load(&(x), &__r, __ATOMIC_RELAXED); \
+		__r;                                         \
 	})
-#define WRITE_ONCE(x, v)                                          \
-	do {                                                      \
-		__typeof__(x) __w = (v);                          \
-		__atomic_store(&(x), &__w, __ATOMIC_RELAXED);     \
+#define WRITE_ONCE(x, v)                                      \
+	do {                                                  \
+		__typeof__(x) __w = (v);                      \
+		__atomic_store(&(x), &__w, __ATOMIC_RELAXED); \
 	} while (0)
-#define cmpxchg(ptr, o, n)                                                \
-	({                                                                \
-		__typeof__(*(ptr)) __o = (o);                             \
-		__atomic_compare_exchange_n((ptr), &__o, (n), false,      \
-					    __ATOMIC_SEQ_CST,             \
-					    __ATOMIC_SEQ_CST);            \
-		__o;                                                      \
+#define cmpxchg(ptr, o, n)                                           \
+	({                                                           \
+		__typeof__(*(ptr)) __o = (o);                        \
+		__atomic_compare_exchange_n((ptr), &__o, (n), false, \
+					    __ATOMIC_SEQ_CST,        \
+					    __ATOMIC_SEQ_CST);       \
+		__o;                                                 \
 	})
-#define try_cmpxchg(ptr, po, n)                                        \
-	__atomic_compare_exchange_n((ptr), (po), (n), false,           \
-				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)
+#define try_cmpxchg(ptr, po, n)                                                \
+	__atomic_compare_exchange_n((ptr), (po), (n), false, __ATOMIC_SEQ_CST, \
+				    __ATOMIC_SEQ_CST)
 #define xchg(ptr, v) __atomic_exchange_n((ptr), (v), __ATOMIC_SEQ_CST)
 #define smp_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
-#define smp_rmb() __atomic_thread_fence(__ATOMIC_ACQUIRE)
-#define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define cpu_relax() __builtin_ia32_pause()
 
 /* Locks: only counted, gstage.c is single threaded w.r.t. itself. */
@@ -114,12 +100,14 @@ typedef struct {
 extern unsigned long shim_resched_count;
 #define write_lock(l) ((l)->writers++)
 #define write_unlock(l) ((l)->writers--)
-#define read_lock(l) ((l)->readers++)
-#define read_unlock(l) ((l)->readers--)
 #define lockdep_assert_held(l) WARN_ON(!(l)->writers && !(l)->readers)
 #define lockdep_assert_held_write(l) WARN_ON(!(l)->writers)
 #define cond_resched() ((void)0)
-#define cond_resched_rwlock_write(l) ({ shim_resched_count++; 0; })
+#define cond_resched_rwlock_write(l)  \
+	({                            \
+		shim_resched_count++; \
+		0;                    \
+	})
 
 /* RCU: callbacks deferred until the test's next quiescent point. */
 struct rcu_head {
@@ -172,17 +160,12 @@ static inline void *pfn_to_virt(unsigned long pfn)
 	return shim_mem + off;
 }
 
-#define __va(pa) pfn_to_virt(PFN_DOWN(pa))
-
 static inline struct page *virt_to_page(const void *v)
 {
 	return &shim_pages[(__pa(v) - SHIM_PHYS_BASE) >> PAGE_SHIFT];
 }
 
-static inline void *page_address(struct page *page)
-{
-	return shim_mem + ((page - shim_pages) << PAGE_SHIFT);
-}
+#define page_address(page) (shim_mem + (((page)-shim_pages) << PAGE_SHIFT))
 
 void put_page(struct page *page);
 void free_page(unsigned long addr);
@@ -228,7 +211,7 @@ typedef struct {
 #define __pte(x) ((pte_t){ (x) })
 #define pgprot_val(x) ((x).pgprot)
 #define __pgprot(x) ((pgprot_t){ (x) })
-#define __page_val_to_pfn(v) (((v) & _PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT)
+#define __page_val_to_pfn(v) (((v)&_PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT)
 
 #define _PAGE_BASE (_PAGE_PRESENT | _PAGE_ACCESSED | _PAGE_USER)
 #define PAGE_READ __pgprot(_PAGE_BASE | _PAGE_READ)
@@ -237,65 +220,19 @@ typedef struct {
 #define PAGE_WRITE_EXEC \
 	__pgprot(_PAGE_BASE | _PAGE_READ | _PAGE_EXEC | _PAGE_WRITE)
 
-static inline pte_t ptep_get(pte_t *ptep)
-{
-	return READ_ONCE(*ptep);
-}
-
-static inline void set_pte(pte_t *ptep, pte_t pte)
-{
-	WRITE_ONCE(*ptep, pte);
-}
-
-static inline pte_t pfn_pte(unsigned long pfn, pgprot_t prot)
-{
-	return __pte((pfn << _PAGE_PFN_SHIFT) | pgprot_val(prot));
-}
-
-static inline unsigned long pte_pfn(pte_t pte)
-{
-	return __page_val_to_pfn(pte_val(pte));
-}
+#define ptep_get(ptep) READ_ONCE(*(ptep))
+#define set_pte(ptep, pte) WRITE_ONCE(*(ptep), pte)
+#define pfn_pte(pfn, prot) \
+	__pte(((unsigned long)(pfn) << _PAGE_PFN_SHIFT) | pgprot_val(prot))
+#define pte_pfn(pte) __page_val_to_pfn(pte_val(pte))
+#define pte_young(pte) (pte_val(pte) & _PAGE_ACCESSED)
+#define pte_mkdirty(pte) __pte(pte_val(pte) | _PAGE_DIRTY | _PAGE_SOFT_DIRTY)
+#define pte_wrprotect(pte) __pte((pte_val(pte) & ~_PAGE_WRITE) | _PAGE_READ)
 
 static inline pgprot_t pte_pgprot(pte_t pte)
 {
 	return __pgprot(pte_val(pfn_pte(pte_pfn(pte), __pgprot(0))) ^
 			pte_val(pte));
-}
-
-static inline int pte_present(pte_t pte)
-{
-	return pte_val(pte) & _PAGE_PRESENT;
-}
-
-static inline int pte_young(pte_t pte)
-{
-	return pte_val(pte) & _PAGE_ACCESSED;
-}
-
-static inline int pte_dirty(pte_t pte)
-{
-	return pte_val(pte) & _PAGE_DIRTY;
-}
-
-static inline int pte_write(pte_t pte)
-{
-	return pte_val(pte) & _PAGE_WRITE;
-}
-
-static inline pte_t pte_mkdirty(pte_t pte)
-{
-	return __pte(pte_val(pte) | _PAGE_DIRTY | _PAGE_SOFT_DIRTY);
-}
-
-static inline pte_t pte_mkold(pte_t pte)
-{
-	return __pte(pte_val(pte) & ~_PAGE_ACCESSED);
-}
-
-static inline pte_t pte_wrprotect(pte_t pte)
-{
-	return __pte((pte_val(pte) & ~_PAGE_WRITE) | _PAGE_READ);
 }
 
 struct vm_area_struct;
@@ -305,7 +242,8 @@ static inline int ptep_test_and_clear_young(struct vm_area_struct *vma,
 	if (!pte_young(ptep_get(ptep)))
 		return 0;
 	return !!(__atomic_fetch_and(&ptep->pte, ~(unsigned long)_PAGE_ACCESSED,
-				     __ATOMIC_SEQ_CST) & _PAGE_ACCESSED);
+				     __ATOMIC_SEQ_CST) &
+		  _PAGE_ACCESSED);
 }
 
 /* asm/csr.h */
@@ -319,15 +257,16 @@ static inline int ptep_test_and_clear_young(struct vm_area_struct *vma,
 #define CSR_HGATP 0x680
 extern unsigned long shim_hgatp, shim_hgatp_max_mode;
 #define csr_write(csr, val) ((void)(csr), shim_hgatp = (val))
-#define csr_read(csr)                                                    \
-	((void)(csr), (shim_hgatp >> HGATP_MODE_SHIFT) <= shim_hgatp_max_mode \
-			      ? shim_hgatp : 0UL)
+#define csr_read(csr)                                              \
+	((void)(csr),                                              \
+	 (shim_hgatp >> HGATP_MODE_SHIFT) <= shim_hgatp_max_mode ? \
+		 shim_hgatp :                                      \
+		 0UL)
 
 /* asm/hwcap.h, asm/cpufeature.h */
 #define RISCV_ISA_EXT_SVADU 0
 #define RISCV_ISA_EXT_SVVPTC 1
 #define riscv_has_extension_unlikely(ext) false
-#define riscv_has_extension_likely(ext) false
 
 /* KVM: struct kvm and recorded TLB flushes (asm/kvm_tlb.h) */
 struct kvm_vmid {

@@ -1,1 +1,0 @@
-/work/main/out/linux-base/arch/riscv/include/asm/kvm_gstage.h

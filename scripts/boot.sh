@@ -35,7 +35,7 @@ plist=$OUT/initramfs/plan-$id.list
 } >"$plist"
 { cat "$base_rd"; "$OUT/tools/gen_init_cpio" "$plist" | gzip -1; } >"$rd"
 
-cmd=(qemu-system-riscv64 -M virt -cpu "${QEMU_CPU:-rv64,h=true}" -smp "$smp" -m "$mem"
+cmd=(qemu-system-riscv64 -M virt -cpu "${QEMU_CPU:-rv64,h=true,sscofpmf=true}" -smp "$smp" -m "$mem"
      -accel tcg,thread=multi -nographic -no-reboot -bios default
      -kernel "$img" -initrd "$rd"
      -append "console=ttyS0 earlycon loglevel=5 panic=-1 ${KCMDLINE:-}")

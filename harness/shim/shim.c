@@ -1,31 +1,38 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Out-of-line parts of the gstage.c userspace shim: the simulated
- * physical memory arena, page refcounts, deferred RCU callbacks, WARN
- * counting and recorded TLB flushes.
+ * physical memory arena, RCU, WARN counting and recorded TLB flushes.
  */
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
+#include <sanitizer/asan_interface.h>
 #include "shim.h"
 
-#define SHIM_POISON 0x5a
+/* A freed table entry looks like a table outside the arena. */
+#define SHIM_POISON 0xdead0001UL
+#define SHIM_MAX_READERS 16
 
 char *shim_mem;
 struct page *shim_pages;
-unsigned long shim_mem_pages;
-unsigned long shim_mem_used; /* bump allocator, in pages */
-long shim_pages_in_use;
-unsigned long shim_warn_count, shim_resched_count;
-int shim_rcu_nesting;
-unsigned long shim_hgatp, shim_hgatp_max_mode;
+unsigned long shim_mem_pages, shim_warn_count, shim_seq;
+unsigned long shim_hgatp, shim_hgatp_max_mode, shim_rcu_deferred;
+long shim_pages_in_use, shim_pgtable_pages;
 struct shim_flush shim_flushes[SHIM_MAX_FLUSH];
-unsigned long shim_nr_flushes, shim_nr_flush_all;
-static struct rcu_head *rcu_pending;
+unsigned long shim_nr_flushes, shim_nr_flush_all, shim_flush_all_seq;
+
+static unsigned long mem_used; /* bump allocator, in pages */
+static struct list_head free_list = LIST_HEAD_INIT(free_list);
+
+static unsigned long rcu_gp = 1, rcu_slot[SHIM_MAX_READERS];
+static int rcu_nr_slots;
+static __thread int rcu_me = -1, rcu_depth;
+static struct rcu_head *rcu_pending, **rcu_tail = &rcu_pending;
+static struct rcu_head *rcu_running; /* the callback being run */
 
 void shim_bad_addr(const char *what, unsigned long val)
 {
-	fprintf(stderr, "FATAL: %s(%#lx) outside the page arena\n", what, val);
+	fprintf(stderr, "FATAL: %s(%#lx) outside the live page arena\n", what,
+		val);
 	abort();
 }
 
@@ -35,60 +42,60 @@ void shim_warn(const char *file, int line, const char *what)
 		fprintf(stderr, "# WARNING at %s:%d: %s\n", file, line, what);
 }
 
+/* Relaxed atomic stores: lockless walkers may read any page. */
+static void fill_page(struct page *page, unsigned long val)
+{
+	unsigned long *p = (unsigned long *)page_address(page);
+	int i;
+
+	for (i = 0; i < PTRS_PER_PTE; i++)
+		__atomic_store_n(&p[i], val, __ATOMIC_RELAXED);
+}
+
 void shim_mem_init(unsigned long npages)
 {
-	shim_mem = aligned_alloc(1UL << 21, npages << PAGE_SHIFT);
+	shim_mem = aligned_alloc(PMD_SIZE, npages << PAGE_SHIFT);
 	shim_pages = calloc(npages, sizeof(*shim_pages));
 	if (!shim_mem || !shim_pages)
 		abort();
 	shim_mem_pages = npages;
-	memset(shim_mem, 0, npages << PAGE_SHIFT);
 }
 
+/* A fresh arena; runs the RCU callbacks of the previous test first. */
 void shim_mem_reset(void)
 {
-	shim_rcu_quiesce();
-	memset(shim_mem, 0, shim_mem_used << PAGE_SHIFT);
-	memset(shim_pages, 0, shim_mem_used * sizeof(*shim_pages));
-	shim_mem_used = 0;
+	shim_rcu_poll(true);
+	ASAN_UNPOISON_MEMORY_REGION(shim_mem, shim_mem_pages << PAGE_SHIFT);
+	mem_used = 0;
 	shim_pages_in_use = 0;
+	shim_pgtable_pages = 0;
+	free_list = (struct list_head)LIST_HEAD_INIT(free_list);
 }
 
 /* @n zeroed pages aligned to @n pages (n is a power of two). */
 void *shim_alloc_pages(unsigned long n)
 {
-	unsigned long first = ALIGN(shim_mem_used, n), i;
+	unsigned long first = ALIGN(mem_used, n), i;
+	struct page *page;
 
-	if (first + n > shim_mem_pages) {
+	if (n == 1 && !list_empty(&free_list)) {
+		page = list_entry(free_list.next, struct page, lru);
+		list_del(&page->lru);
+		first = page - shim_pages;
+	} else if (first + n > shim_mem_pages) {
 		fprintf(stderr, "FATAL: page arena exhausted\n");
 		abort();
+	} else {
+		mem_used = first + n;
 	}
-	for (i = first; i < first + n; i++)
-		shim_pages[i].refcount = 1;
-	shim_mem_used = first + n;
+	for (i = first; i < first + n; i++) {
+		shim_pages[i] = (struct page){ 0 };
+		ASAN_UNPOISON_MEMORY_REGION(page_address(&shim_pages[i]),
+					    PAGE_SIZE);
+		fill_page(&shim_pages[i], 0);
+	}
 	shim_pages_in_use += n;
-	return shim_mem + (first << PAGE_SHIFT);
-}
-
-bool shim_page_live(const void *v)
-{
-	return virt_to_page(v)->refcount > 0;
-}
-
-void put_page(struct page *page)
-{
-	if (WARN_ON(page->refcount <= 0))
-		return;
-	if (--page->refcount)
-		return;
-	shim_pages_in_use--;
-	/* Poison: a walker that still uses the table sees garbage leaves. */
-	memset(page_address(page), SHIM_POISON, PAGE_SIZE);
-}
-
-void free_page(unsigned long addr)
-{
-	put_page(virt_to_page((void *)addr));
+	return page_address(&shim_pages[first]);
 }
 
 void *kvm_mmu_memory_cache_alloc(struct kvm_mmu_memory_cache *mc)
@@ -98,75 +105,145 @@ void *kvm_mmu_memory_cache_alloc(struct kvm_mmu_memory_cache *mc)
 	return shim_alloc_pages(1);
 }
 
+/*
+ * Pages are only freed by RCU callbacks; a table only after it was
+ * unlinked (it or the root of its subtree) and then the whole VMID was
+ * flushed. Freed pages are poisoned, for ASAN too.
+ */
+static void free_pages_checked(struct page *page, unsigned long n)
+{
+	struct page *top = container_of(rcu_running, struct page, rcu_head);
+	unsigned long i;
+
+	if (WARN_ON(!rcu_running) ||
+	    (n == 1 && (WARN_ON(!top->unlink_seq) ||
+			WARN_ON(shim_flush_all_seq < top->unlink_seq))))
+		return;
+	for (i = 0; i < n; i++, page++) {
+		if (WARN_ON(page->freed))
+			return;
+		fill_page(page, SHIM_POISON);
+		ASAN_POISON_MEMORY_REGION(page_address(page), PAGE_SIZE);
+		WRITE_ONCE(page->freed, true);
+		list_add(&page->lru, &free_list);
+		shim_pages_in_use--;
+	}
+}
+
+void free_page(unsigned long addr)
+{
+	free_pages_checked(virt_to_page((void *)addr), 1);
+}
+
+void __free_pages(struct page *page, unsigned int order)
+{
+	free_pages_checked(page, 1UL << order);
+}
+
+void rcu_read_lock(void)
+{
+	if (rcu_depth++)
+		return;
+	if (rcu_me < 0)
+		rcu_me = __atomic_fetch_add(&rcu_nr_slots, 1, __ATOMIC_SEQ_CST);
+	if (rcu_me >= SHIM_MAX_READERS)
+		abort();
+	__atomic_store_n(&rcu_slot[rcu_me],
+			 __atomic_load_n(&rcu_gp, __ATOMIC_SEQ_CST),
+			 __ATOMIC_SEQ_CST);
+	/* Pairs with the fence in shim_rcu_poll(): see it or be seen. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void rcu_read_unlock(void)
+{
+	if (!--rcu_depth)
+		__atomic_store_n(&rcu_slot[rcu_me], 0, __ATOMIC_RELEASE);
+}
+
+/* Single updater: call_rcu() and shim_rcu_poll() run in one thread. */
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
 {
 	head->func = func;
-	head->next = rcu_pending;
-	rcu_pending = head;
+	head->next = NULL;
+	head->gp = __atomic_add_fetch(&rcu_gp, 1, __ATOMIC_SEQ_CST);
+	*rcu_tail = head;
+	rcu_tail = &head->next;
 }
 
-/* Called between operations, when no reader can be running. */
-void shim_rcu_quiesce(void)
+/*
+ * Run the callbacks whose grace period ended: no reader is still inside a
+ * critical section that began before the callback was queued. With @wait,
+ * wait for all of them.
+ */
+void shim_rcu_poll(bool wait)
 {
 	struct rcu_head *head;
+	unsigned long s;
+	int i, n;
 
-	WARN_ON(shim_rcu_nesting);
+	WARN_ON(rcu_depth);
 	while ((head = rcu_pending)) {
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		n = __atomic_load_n(&rcu_nr_slots, __ATOMIC_SEQ_CST);
+		for (i = 0; i < n; i++) {
+			s = __atomic_load_n(&rcu_slot[i], __ATOMIC_SEQ_CST);
+			if (s && s < head->gp)
+				break;
+		}
+		if (i < n) {
+			shim_rcu_deferred++;
+			if (!wait)
+				return;
+			sched_yield();
+			continue;
+		}
 		rcu_pending = head->next;
+		if (!rcu_pending)
+			rcu_tail = &rcu_pending;
+		rcu_running = head;
 		head->func(head);
+		rcu_running = NULL;
 	}
 }
 
-void synchronize_rcu(void)
-{
-	shim_rcu_quiesce();
-}
-
-void __bitmap_clear(unsigned long *map, unsigned int start, int len)
-{
-	unsigned long *p = map + start / BITS_PER_LONG;
-	const unsigned int size = start + len;
-	int bits_to_clear = BITS_PER_LONG - (start % BITS_PER_LONG);
-	unsigned long mask_to_clear = ~0UL << (start & (BITS_PER_LONG - 1));
-
-	while (len - bits_to_clear >= 0) {
-		*p &= ~mask_to_clear;
-		len -= bits_to_clear;
-		bits_to_clear = BITS_PER_LONG;
-		mask_to_clear = ~0UL;
-		p++;
-	}
-	if (len) {
-		mask_to_clear &= ~0UL >> (-size & (BITS_PER_LONG - 1));
-		*p &= ~mask_to_clear;
-	}
-}
-
-static void record_flush(bool local, unsigned long vmid, gpa_t gpa, gpa_t gpsz,
-			 unsigned long order)
+static void record_flush(bool local, unsigned long vmid, gpa_t gpa, gpa_t gpsz)
 {
 	if (shim_nr_flushes < SHIM_MAX_FLUSH)
 		shim_flushes[shim_nr_flushes] = (struct shim_flush){
 			.local = local,
 			.vmid = vmid,
-			.order = order,
 			.addr = gpa,
 			.size = gpsz,
 		};
 	shim_nr_flushes++;
+	if (!gpsz)
+		shim_flush_all_seq = ++shim_seq;
 }
 
 void kvm_riscv_local_hfence_gvma_vmid_gpa(unsigned long vmid, gpa_t gpa,
 					  gpa_t gpsz, unsigned long order)
 {
-	record_flush(true, vmid, gpa, gpsz, order);
+	WARN_ON(!gpsz || gpsz != BIT(order) || !IS_ALIGNED(gpa, gpsz));
+	record_flush(true, vmid, gpa, gpsz);
 }
 
 void kvm_riscv_hfence_gvma_vmid_gpa(struct kvm *kvm, unsigned long hbase,
 				    unsigned long hmask, gpa_t gpa, gpa_t gpsz,
 				    unsigned long order, unsigned long vmid)
 {
-	record_flush(false, vmid, gpa, gpsz, order);
+	WARN_ON(!gpsz || gpsz != BIT(order) || !IS_ALIGNED(gpa, gpsz));
+	record_flush(false, vmid, gpa, gpsz);
+}
+
+void kvm_riscv_local_hfence_gvma_vmid_all(unsigned long vmid)
+{
+	record_flush(true, vmid, 0, 0);
+}
+
+void kvm_flush_remote_tlbs(struct kvm *kvm)
+{
+	record_flush(false, kvm->arch.vmid.vmid, 0, 0);
 }
 
 void kvm_riscv_local_hfence_gvma_all(void)

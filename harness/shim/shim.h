@@ -2,8 +2,8 @@
 /*
  * Userspace shim for arch/riscv/kvm/gstage.c, in the style of
  * tools/testing/vma/vma_internal.h: just enough of the kernel API for
- * gstage.c and asm/kvm_gstage.h to build unmodified with a host gcc.
- * Every linux/ and asm/ header under shim/ includes this one file.
+ * gstage.c and asm/kvm_gstage.h to build unmodified with a host gcc. The
+ * Makefile links every linux/ and asm/ header they include to this file.
  */
 #ifndef _GSTAGE_SHIM_H
 #define _GSTAGE_SHIM_H
@@ -21,7 +21,6 @@
 #define EEXIST 17
 #define EINVAL 22
 
-typedef uint8_t u8;
 typedef uint32_t u32;
 typedef uint64_t u64;
 typedef u64 gpa_t;
@@ -30,25 +29,60 @@ typedef u64 phys_addr_t;
 
 #define __init
 #define __ro_after_init
-#define EXPORT_SYMBOL(sym)
-#define EXPORT_SYMBOL_GPL(sym)
-#define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-/* bits.h, align.h, bitops.h */
+/* bits.h, align.h, bitops.h, list.h */
 #define BITS_PER_LONG 64
 #define BIT(n) (1UL << (n))
 #define BIT_ULL(n) (1ULL << (n))
 #define GENMASK(h, l) (((~0UL) << (l)) & (~0UL >> (BITS_PER_LONG - 1 - (h))))
-#define ALIGN(x, a) (((x) + ((__typeof__(x))(a)-1)) & ~((__typeof__(x))(a)-1))
-#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a)-1))
+#define ALIGN(x, a) (((x) + ((__typeof__(x))(a) - 1)) & ~((__typeof__(x))(a) - 1))
+#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
+#define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a) - 1)) == 0)
 #define min(a, b) ((a) < (b) ? (a) : (b))
-
 #define __ffs(x) ((unsigned long)__builtin_ctzl(x))
 #define __fls(x) ((unsigned long)(BITS_PER_LONG - 1 - __builtin_clzl(x)))
+#define ilog2(n) __fls(n)
+#define container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
 
-void __bitmap_clear(unsigned long *map, unsigned int start, int len);
-#define bitmap_clear(map, start, nbits) __bitmap_clear(map, start, nbits)
+static inline void bitmap_clear(unsigned long *map, unsigned int start,
+				unsigned int len)
+{
+	for (; len; len--, start++)
+		map[start / BITS_PER_LONG] &= ~BIT(start % BITS_PER_LONG);
+}
+
+struct list_head {
+	struct list_head *next, *prev;
+};
+
+#define LIST_HEAD_INIT(name) { &(name), &(name) }
+#define list_entry(ptr, type, member) container_of(ptr, type, member)
+#define list_for_each_entry_safe(pos, n, head, member)                   \
+	for (pos = list_entry((head)->next, __typeof__(*pos), member),   \
+	    n = list_entry(pos->member.next, __typeof__(*pos), member);  \
+	     &pos->member != (head);                                     \
+	     pos = n, n = list_entry(n->member.next, __typeof__(*n), member))
+
+static inline void list_add(struct list_head *new, struct list_head *head)
+{
+	new->next = head->next;
+	new->prev = head;
+	head->next->prev = new;
+	head->next = new;
+}
+
+static inline void list_del(struct list_head *entry)
+{
+	entry->prev->next = entry->next;
+	entry->next->prev = entry->prev;
+}
+
+static inline bool list_empty(const struct list_head *head)
+{
+	return head->next == head;
+}
 
 /* WARN*: counted, a test fails if any fired during it. */
 extern unsigned long shim_warn_count;
@@ -61,10 +95,7 @@ void shim_warn(const char *file, int line, const char *what);
 			shim_warn(__FILE__, __LINE__, #cond); \
 		__c;                                          \
 	})
-#define WARN_ON_ONCE(cond) WARN_ON(cond)
 #define WARN_ONCE(cond, fmt, ...) WARN_ON(cond)
-#define WARN(cond, fmt, ...) WARN_ON(cond)
-#define BUG_ON(cond) ((cond) ? __builtin_trap() : (void)0)
 
 /* Marked accesses are relaxed atomics, so TSAN sees them like KCSAN. */
 #define READ_ONCE(x)                                         \
@@ -86,41 +117,27 @@ void shim_warn(const char *file, int line, const char *what);
 					    __ATOMIC_SEQ_CST);       \
 		__o;                                                 \
 	})
-#define try_cmpxchg(ptr, po, n)                                                \
-	__atomic_compare_exchange_n((ptr), (po), (n), false, __ATOMIC_SEQ_CST, \
-				    __ATOMIC_SEQ_CST)
-#define xchg(ptr, v) __atomic_exchange_n((ptr), (v), __ATOMIC_SEQ_CST)
+#define test_and_clear_bit(nr, addr) \
+	(!!(__atomic_fetch_and((addr), ~BIT(nr), __ATOMIC_SEQ_CST) & BIT(nr)))
 #define smp_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
 #define cpu_relax() __builtin_ia32_pause()
+#define cond_resched_rwlock_write(l) ((void)(l), 0)
 
-/* Locks: only counted, gstage.c is single threaded w.r.t. itself. */
-typedef struct {
-	int writers, readers;
-} rwlock_t;
-extern unsigned long shim_resched_count;
-#define write_lock(l) ((l)->writers++)
-#define write_unlock(l) ((l)->writers--)
-#define lockdep_assert_held(l) WARN_ON(!(l)->writers && !(l)->readers)
-#define lockdep_assert_held_write(l) WARN_ON(!(l)->writers)
-#define cond_resched() ((void)0)
-#define cond_resched_rwlock_write(l)  \
-	({                            \
-		shim_resched_count++; \
-		0;                    \
-	})
-
-/* RCU: callbacks deferred until the test's next quiescent point. */
+/*
+ * RCU (shim.c): rcu_read_lock() records the grace-period counter in the
+ * reader thread's slot; a callback runs in shim_rcu_poll() once every
+ * reader that may have started before call_rcu() has left.
+ */
 struct rcu_head {
 	struct rcu_head *next;
 	void (*func)(struct rcu_head *head);
+	unsigned long gp;
 };
-extern int shim_rcu_nesting;
-#define rcu_read_lock() (shim_rcu_nesting++)
-#define rcu_read_unlock() (shim_rcu_nesting--)
-#define rcu_dereference(p) READ_ONCE(p)
+void rcu_read_lock(void);
+void rcu_read_unlock(void);
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
-void synchronize_rcu(void);
-void shim_rcu_quiesce(void);
+void shim_rcu_poll(bool wait);
+extern unsigned long shim_rcu_deferred;
 
 /* Simulated physical memory: page tables live in one aligned arena. */
 #define PAGE_SHIFT 12
@@ -131,10 +148,14 @@ void shim_rcu_quiesce(void);
 #define PFN_DOWN(x) ((x) >> PAGE_SHIFT)
 #define PFN_PHYS(x) ((phys_addr_t)(x) << PAGE_SHIFT)
 #define SHIM_PHYS_BASE 0x80000000UL
+#define get_order(n) ((int)__fls(((n) - 1) | (PAGE_SIZE - 1)) + 1 - PAGE_SHIFT)
 
 struct page {
-	int refcount;
-	struct rcu_head rcu;
+	bool freed; /* marked accesses: lockless walkers check it */
+	unsigned long private;
+	unsigned long unlink_seq; /* when set_pte() unlinked this table */
+	struct list_head lru;
+	struct rcu_head rcu_head;
 };
 
 extern char *shim_mem;
@@ -151,12 +172,17 @@ static inline unsigned long __pa(const void *v)
 	return SHIM_PHYS_BASE + off;
 }
 
+/* Walking into a freed table is fatal: the page may be in use again. */
 static inline void *pfn_to_virt(unsigned long pfn)
 {
 	unsigned long off = PFN_PHYS(pfn) - SHIM_PHYS_BASE;
 
 	if (off >= shim_mem_pages << PAGE_SHIFT)
 		shim_bad_addr("pfn_to_virt", pfn);
+#ifdef SHIM_CHECKS
+	if (READ_ONCE(shim_pages[off >> PAGE_SHIFT].freed))
+		shim_bad_addr("pfn_to_virt(freed page)", pfn);
+#endif
 	return shim_mem + off;
 }
 
@@ -165,18 +191,24 @@ static inline struct page *virt_to_page(const void *v)
 	return &shim_pages[(__pa(v) - SHIM_PHYS_BASE) >> PAGE_SHIFT];
 }
 
-#define page_address(page) (shim_mem + (((page)-shim_pages) << PAGE_SHIFT))
+#define page_address(page) (shim_mem + (((page) - shim_pages) << PAGE_SHIFT))
+#define page_private(page) ((page)->private)
+#define set_page_private(page, v) ((page)->private = (v))
 
-void put_page(struct page *page);
 void free_page(unsigned long addr);
+void __free_pages(struct page *page, unsigned int order);
+#define put_page(page) free_page((unsigned long)page_address(page))
+
+/* Table pages accounted by gstage.c (and the root, by the test). */
+extern long shim_pgtable_pages;
+#define kvm_account_pgtable_pages(virt, nr) \
+	((void)(virt), shim_pgtable_pages += (nr))
 
 /* Test-side arena control (shim.c). */
-extern unsigned long shim_mem_used;
 extern long shim_pages_in_use;
 void shim_mem_init(unsigned long npages);
 void shim_mem_reset(void);
 void *shim_alloc_pages(unsigned long n);
-bool shim_page_live(const void *v);
 
 struct kvm_mmu_memory_cache {
 	int nobjs;
@@ -189,10 +221,9 @@ void *kvm_mmu_memory_cache_alloc(struct kvm_mmu_memory_cache *mc);
 #define _PAGE_WRITE (1 << 2)
 #define _PAGE_EXEC (1 << 3)
 #define _PAGE_USER (1 << 4)
-#define _PAGE_GLOBAL (1 << 5)
 #define _PAGE_ACCESSED (1 << 6)
 #define _PAGE_DIRTY (1 << 7)
-#define _PAGE_SOFT_DIRTY 0
+#define _PAGE_LEAF (_PAGE_READ | _PAGE_WRITE | _PAGE_EXEC)
 #define _PAGE_TABLE _PAGE_PRESENT
 #define _PAGE_PFN_SHIFT 10
 #define _PAGE_PFN_MASK GENMASK(53, 10)
@@ -211,7 +242,7 @@ typedef struct {
 #define __pte(x) ((pte_t){ (x) })
 #define pgprot_val(x) ((x).pgprot)
 #define __pgprot(x) ((pgprot_t){ (x) })
-#define __page_val_to_pfn(v) (((v)&_PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT)
+#define __page_val_to_pfn(v) (((v) & _PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT)
 
 #define _PAGE_BASE (_PAGE_PRESENT | _PAGE_ACCESSED | _PAGE_USER)
 #define PAGE_READ __pgprot(_PAGE_BASE | _PAGE_READ)
@@ -221,13 +252,25 @@ typedef struct {
 	__pgprot(_PAGE_BASE | _PAGE_READ | _PAGE_EXEC | _PAGE_WRITE)
 
 #define ptep_get(ptep) READ_ONCE(*(ptep))
-#define set_pte(ptep, pte) WRITE_ONCE(*(ptep), pte)
 #define pfn_pte(pfn, prot) \
 	__pte(((unsigned long)(pfn) << _PAGE_PFN_SHIFT) | pgprot_val(prot))
 #define pte_pfn(pte) __page_val_to_pfn(pte_val(pte))
 #define pte_young(pte) (pte_val(pte) & _PAGE_ACCESSED)
-#define pte_mkdirty(pte) __pte(pte_val(pte) | _PAGE_DIRTY | _PAGE_SOFT_DIRTY)
-#define pte_wrprotect(pte) __pte((pte_val(pte) & ~_PAGE_WRITE) | _PAGE_READ)
+#define pte_mkdirty(pte) __pte(pte_val(pte) | _PAGE_DIRTY)
+
+/* Only gstage.c's writer side uses set_pte(): record table unlinks. */
+extern unsigned long shim_seq;
+static inline void set_pte(pte_t *ptep, pte_t pte)
+{
+#ifdef SHIM_CHECKS
+	pte_t old = ptep_get(ptep);
+
+	if ((pte_val(old) & (_PAGE_PRESENT | _PAGE_LEAF)) == _PAGE_PRESENT &&
+	    pte_val(old) != pte_val(pte))
+		virt_to_page(pfn_to_virt(pte_pfn(old)))->unlink_seq = ++shim_seq;
+#endif
+	WRITE_ONCE(*ptep, pte);
+}
 
 static inline pgprot_t pte_pgprot(pte_t pte)
 {
@@ -241,9 +284,7 @@ static inline int ptep_test_and_clear_young(struct vm_area_struct *vma,
 {
 	if (!pte_young(ptep_get(ptep)))
 		return 0;
-	return !!(__atomic_fetch_and(&ptep->pte, ~(unsigned long)_PAGE_ACCESSED,
-				     __ATOMIC_SEQ_CST) &
-		  _PAGE_ACCESSED);
+	return test_and_clear_bit(ilog2(_PAGE_ACCESSED), &ptep->pte);
 }
 
 /* asm/csr.h */
@@ -264,7 +305,6 @@ extern unsigned long shim_hgatp, shim_hgatp_max_mode;
 		 0UL)
 
 /* asm/hwcap.h, asm/cpufeature.h */
-#define RISCV_ISA_EXT_SVADU 0
 #define RISCV_ISA_EXT_SVVPTC 1
 #define riscv_has_extension_unlikely(ext) false
 
@@ -280,24 +320,27 @@ struct kvm_arch {
 };
 
 struct kvm {
-	rwlock_t mmu_lock;
+	int mmu_lock;
 	struct kvm_arch arch;
 };
 
+/* A flush of the whole VMID has size 0. */
 struct shim_flush {
 	bool local;
-	unsigned long vmid, order;
+	unsigned long vmid;
 	gpa_t addr, size;
 };
 #define SHIM_MAX_FLUSH 4096
 extern struct shim_flush shim_flushes[SHIM_MAX_FLUSH];
-extern unsigned long shim_nr_flushes, shim_nr_flush_all;
+extern unsigned long shim_nr_flushes, shim_nr_flush_all, shim_flush_all_seq;
 
 void kvm_riscv_local_hfence_gvma_vmid_gpa(unsigned long vmid, gpa_t gpa,
 					  gpa_t gpsz, unsigned long order);
 void kvm_riscv_hfence_gvma_vmid_gpa(struct kvm *kvm, unsigned long hbase,
 				    unsigned long hmask, gpa_t gpa, gpa_t gpsz,
 				    unsigned long order, unsigned long vmid);
+void kvm_riscv_local_hfence_gvma_vmid_all(unsigned long vmid);
+void kvm_flush_remote_tlbs(struct kvm *kvm);
 void kvm_riscv_local_hfence_gvma_all(void);
 
 #endif /* _GSTAGE_SHIM_H */

@@ -2,6 +2,7 @@
 # Fetch the pinned linux-source package, check its SHA-256, unpack it into
 # out/linux and commit it as branch 'base' with a fixed identity and date,
 # so that the base commit id is the same on every machine.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need apt-get dpkg-deb sha256sum git xz tar
 
@@ -33,7 +34,7 @@ mv "$OUT/unpack/$pkg" "$KTREE"
 rm -rf "$OUT/unpack"
 
 stage "committing the base"
-cd "$KTREE"
+cd "$KTREE" || exit
 git init -q -b base
 export GIT_AUTHOR_NAME="$PROJ_NAME" GIT_AUTHOR_EMAIL="$PROJ_EMAIL"
 export GIT_COMMITTER_NAME="$PROJ_NAME" GIT_COMMITTER_EMAIL="$PROJ_EMAIL"

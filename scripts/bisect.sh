@@ -5,11 +5,12 @@
 # (C=2, sparse from out/tools) in out/build/series-w1. Warnings are
 # compared with the base's (line numbers dropped): a new one fails.
 # Ends with branch series checked out again.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need git "${CROSS_COMPILE}gcc"
 
 "$TOP/scripts/sparse.sh"
-cd "$KTREE"
+cd "$KTREE" || exit
 [ -z "$(git status --porcelain --untracked-files=no)" ] ||
 	die "out/linux has uncommitted changes: commit them first"
 git rev-parse -q --verify refs/heads/series >/dev/null || die "no branch series: run 'make tree'"
@@ -55,7 +56,7 @@ for c in $(git rev-list --reverse base..series); do
 	new=$(comm -13 "$log/base.warn" "$log/$c.warn")
 	if [ -n "$new" ]; then
 		echo "FAIL bisect/warnings '$name' adds warnings:"
-		echo "$new" | sed 's/^/    /'
+		printf '%s\n' "$new" | sed 's/^/    /'
 		fails=$((fails + 1))
 	else
 		echo "PASS bisect '$name' builds, no new W=1/sparse warning"

@@ -6,6 +6,7 @@
 # console free of WARN/BUG/Oops/KASAN/lockdep/RCU/hung-task reports.
 # Writes out/logs/ID.log (console) and out/results/ID.tsv (one line a
 # check: pass|fail|skip, name, detail); exits non-zero on any failure.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need qemu-system-riscv64 timeout
 
@@ -36,7 +37,7 @@ plist=$OUT/initramfs/plan-$id.list
 { cat "$base_rd"; "$OUT/tools/gen_init_cpio" "$plist" | gzip -1; } >"$rd"
 
 cmd=(qemu-system-riscv64 -M virt -cpu "${QEMU_CPU:-rv64,h=true,sscofpmf=true}" -smp "$smp" -m "$mem"
-     -accel tcg,thread=multi -nographic -no-reboot -bios default
+     -accel "tcg,thread=multi" -nographic -no-reboot -bios default
      -kernel "$img" -initrd "$rd"
      -append "console=ttyS0 earlycon loglevel=5 panic=-1 ${KCMDLINE:-}")
 stage "boot $id (timeout ${tmo}s)"
@@ -49,7 +50,7 @@ set -e
 : >"$res"
 result() {
 	printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$res"
-	printf '%-4s %s %s\n' "$(echo "$1" | tr a-z A-Z)" "$2" "$3"
+	printf '%-4s %s %s\n' "${1^^}" "$2" "$3"
 }
 
 # KTAP results from the guest.

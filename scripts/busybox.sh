@@ -2,6 +2,7 @@
 # Fetch Debian trixie's busybox-static for riscv64 (through a private apt
 # configuration, no foreign dpkg architecture on the host) and extract the
 # binary to out/tools/busybox.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need dpkg-deb
 

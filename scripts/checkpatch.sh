@@ -1,6 +1,7 @@
 #!/bin/bash
 # Run the kernel's checkpatch.pl --strict on every patch of patches/:
 # each must report 0 errors, 0 warnings and 0 checks.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need perl
 

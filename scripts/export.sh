@@ -2,10 +2,11 @@
 # Re-export patches/ from branch 'series' of out/linux, deterministically:
 # git format-patch with a cover letter (subject and text from
 # cover-letter.txt) and base-commit:, the cover letter dated as the tip.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need git
 
-cd "$KTREE"
+cd "$KTREE" || exit
 git rev-parse -q --verify refs/heads/series >/dev/null || die "no branch series: run 'make tree'"
 [ -z "$(git status --porcelain --untracked-files=no)" ] ||
 	die "out/linux has uncommitted changes: commit them first"

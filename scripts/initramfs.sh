@@ -2,6 +2,7 @@
 # Usage: initramfs.sh TREE
 # Pack busybox, guest/init and TREE's KVM selftests into
 # out/initramfs/TREE.cpio.gz. The test plan is appended at boot time.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need gcc gzip
 

@@ -4,6 +4,7 @@
 # VARIANT (configs/min.config plus configs/VARIANT.config) into
 # out/build/TREE-VARIANT, incrementally. Default target: Image (and modules
 # for the mod variant).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need "${CROSS_COMPILE}gcc" make flex bison bc
 

@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # the variables are for the scripts that source this
 # Common settings for the rig's scripts; sourced, never run.
 set -euo pipefail
 

@@ -3,6 +3,7 @@
 # sender's own git identity (author and Signed-off-by), add To/Cc from
 # scripts/get_maintainer.pl, and check the result with checkpatch and
 # git send-email --dry-run. Refuses to run without a sender identity.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need git perl
 
@@ -20,7 +21,7 @@ mail=$OUT/mail
 git -C "$KTREE" worktree remove --force "$wt" >/dev/null 2>&1 || true
 git -C "$KTREE" worktree add -q --detach "$wt" series
 trap 'git -C "$KTREE" worktree remove --force "$wt" >/dev/null 2>&1 || true' EXIT
-cd "$wt"
+cd "$wt" || exit
 export GIT_AUTHOR_NAME="$name" GIT_AUTHOR_EMAIL="$email"
 export GIT_COMMITTER_NAME="$name" GIT_COMMITTER_EMAIL="$email"
 git checkout -q -B mail base
@@ -47,4 +48,5 @@ scripts/checkpatch.pl --strict --quiet --ignore UNKNOWN_COMMIT_ID "$mail"/000[1-
 git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \
 	"$mail"/*.patch >"$mail/send-email-dry-run.txt" 2>&1 ||
 	die "git send-email --dry-run failed, see $mail/send-email-dry-run.txt"
-echo "mail: $(ls "$mail"/*.patch | wc -l) files in $mail, signed by $name <$email>, To: $to"
+n=$(find "$mail" -name '*.patch' | wc -l)
+echo "mail: $n files in $mail, signed by $name <$email>, To: $to"

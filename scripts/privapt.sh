@@ -3,6 +3,7 @@
 # Run apt-get against Debian SUITE for ARCH with a private configuration
 # under out/apt/, so that the host's dpkg and apt state stay untouched
 # (no foreign dpkg architecture, no new host sources).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need apt-get
 

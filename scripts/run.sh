@@ -2,6 +2,7 @@
 # The main job: base + series, build the minimal kernel, boot it under
 # QEMU -cpu rv64,h=true and run dirty_log_perf_test (DLPT_ARGS, default
 # "-v 2 -b 256M -i 3") on SMP harts (default 2), then print its figures.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 args=${DLPT_ARGS:--v 2 -b 256M -i 3}

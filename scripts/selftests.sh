@@ -4,6 +4,7 @@
 # static binaries into out/selftests/TREE, from a copy of the tree's tools/
 # (the kernel tree itself is never written to), against the UAPI headers
 # of out/build/TREE-min.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need rsync "${CROSS_COMPILE}gcc"
 

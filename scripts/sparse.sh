@@ -2,6 +2,7 @@
 # Build sparse 0.6.5~rc1 (bookworm's 0.6.4 is too old for 7.3, and the
 # kernel then silently skips checking) from Debian sid's source package
 # into out/tools/sparse, and check that it runs.
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need make gcc dpkg-source
 

@@ -2,6 +2,7 @@
 # The test command: every check of the rig and the series. Each stage
 # prints PASS/FAIL lines; a stage that stops without a verdict counts as
 # one failure. Ends with "N passed, N failed".
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$OUT/logs"

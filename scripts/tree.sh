@@ -4,11 +4,12 @@
 # identity and each patch's own date so that the commit ids are
 # reproducible. Refuses to throw away commits or changes that were not
 # exported (FORCE=1 overrides).
+# shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need git
 
 "$TOP/scripts/base.sh"
-cd "$KTREE"
+cd "$KTREE" || exit
 export GIT_COMMITTER_NAME="$PROJ_NAME" GIT_COMMITTER_EMAIL="$PROJ_EMAIL"
 
 stamp=$OUT/series.applied

@@ -89,7 +89,8 @@ void *shim_alloc_pages(unsigned long n)
 		mem_used = first + n;
 	}
 	for (i = first; i < first + n; i++) {
-		shim_pages[i] = (struct page){ 0 };
+		WRITE_ONCE(shim_pages[i].freed, false);
+		shim_pages[i].unlink_seq = 0;
 		ASAN_UNPOISON_MEMORY_REGION(page_address(&shim_pages[i]),
 					    PAGE_SIZE);
 		fill_page(&shim_pages[i], 0);
@@ -112,13 +113,12 @@ void *kvm_mmu_memory_cache_alloc(struct kvm_mmu_memory_cache *mc)
  */
 static void free_pages_checked(struct page *page, unsigned long n)
 {
-	struct page *top = container_of(rcu_running, struct page, rcu_head);
+	struct page *top = rcu_running ?
+		container_of(rcu_running, struct page, rcu_head) : NULL;
 	unsigned long i;
 
-	if (WARN_ON(!rcu_running) ||
-	    (n == 1 && (WARN_ON(!top->unlink_seq) ||
-			WARN_ON(shim_flush_all_seq < top->unlink_seq))))
-		return;
+	if (!WARN_ON(!top) && n == 1)
+		WARN_ON(!top->unlink_seq || shim_flush_all_seq < top->unlink_seq);
 	for (i = 0; i < n; i++, page++) {
 		if (WARN_ON(page->freed))
 			return;

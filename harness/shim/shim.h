@@ -95,6 +95,7 @@ void shim_warn(const char *file, int line, const char *what);
 			shim_warn(__FILE__, __LINE__, #cond); \
 		__c;                                          \
 	})
+#define WARN_ON_ONCE(cond) WARN_ON(cond)
 #define WARN_ONCE(cond, fmt, ...) WARN_ON(cond)
 
 /* Marked accesses are relaxed atomics, so TSAN sees them like KCSAN. */
@@ -117,11 +118,13 @@ void shim_warn(const char *file, int line, const char *what);
 					    __ATOMIC_SEQ_CST);       \
 		__o;                                                 \
 	})
-#define test_and_clear_bit(nr, addr) \
-	(!!(__atomic_fetch_and((addr), ~BIT(nr), __ATOMIC_SEQ_CST) & BIT(nr)))
+static inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
+{
+	return __atomic_fetch_and(addr, ~BIT(nr), __ATOMIC_SEQ_CST) & BIT(nr);
+}
+
 #define smp_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
 #define cpu_relax() __builtin_ia32_pause()
-#define cond_resched_rwlock_write(l) ((void)(l), 0)
 
 /*
  * RCU (shim.c): rcu_read_lock() records the grace-period counter in the
@@ -186,12 +189,10 @@ static inline void *pfn_to_virt(unsigned long pfn)
 	return shim_mem + off;
 }
 
-static inline struct page *virt_to_page(const void *v)
-{
-	return &shim_pages[(__pa(v) - SHIM_PHYS_BASE) >> PAGE_SHIFT];
-}
-
-#define page_address(page) (shim_mem + (((page) - shim_pages) << PAGE_SHIFT))
+#define virt_to_page(v) \
+	(&shim_pages[(__pa((void *)(v)) - SHIM_PHYS_BASE) >> PAGE_SHIFT])
+#define page_address(page) \
+	((void *)(shim_mem + (((page) - shim_pages) << PAGE_SHIFT)))
 #define page_private(page) ((page)->private)
 #define set_page_private(page, v) ((page)->private = (v))
 
@@ -323,6 +324,11 @@ struct kvm {
 	int mmu_lock;
 	struct kvm_arch arch;
 };
+
+static inline int cond_resched_rwlock_write(int *lock)
+{
+	return 0;
+}
 
 /* A flush of the whole VMID has size 0. */
 struct shim_flush {

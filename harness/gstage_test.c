@@ -303,59 +303,29 @@ static void age_fn(gpa_t gpa, int l, unsigned long pte)
 	model_set(gpa, l, pte & ~A, false);
 }
 
-/* Compare the leaves intersecting [s, e) with the model. */
-static bool compare_range(struct env *e, gpa_t s, gpa_t end)
+/* Walk the leaves intersecting [s, end): they match the model; count. */
+static long walk_leaves, walk_tables, model_leaves;
+static bool walk_model = true; /* false: only count */
+
+static bool walk(struct env *e, pte_t *t, int l, gpa_t gpa, gpa_t s, gpa_t end)
 {
-	gpa_t addr = s, next;
-	unsigned long mp;
-	pte_t *ptep;
-	u32 rl;
-	int ml;
-
-	while (addr < end && in_window(addr)) {
-		bool found = (ptep = leaf(e, addr, &rl));
-
-		mp = model_get(addr, &ml);
-		if (!CHECKF(found == !!mp && (!found || (rl == ml &&
-							 pte_val(*ptep) == mp)),
-			    "gpa %#lx: real %d/%u/%#lx model %#lx/%d", addr,
-			    found, rl, found ? pte_val(*ptep) : 0, mp, ml))
-			return false;
-		if (found) {
-			addr = ALIGN_DOWN(addr, lsize(rl)) + lsize(rl);
-		} else {
-			next = model_hole(addr);
-			addr = min(next,
-				   ALIGN_DOWN(addr, lsize(rl)) + lsize(rl));
-		}
-	}
-	return true;
-}
-
-/* Walk all tables: every leaf matches the model, no page leaks. */
-static long walk_leaves, walk_tables;
-static bool walk_model = true; /* false: only count tables */
-
-static bool walk(struct env *e, pte_t *t, int l, gpa_t gpa)
-{
-	int i, n = l == (int)e->gs.pgd_levels - 1 ? 2048 : 512;
-	unsigned long v, mp;
-	int ml;
+	int i, n = l == (int)e->gs.pgd_levels - 1 ? 2048 : 512, ml = 0;
+	unsigned long v, mp = 0;
+	gpa_t a;
 
 	for (i = 0; i < n; i++) {
-		gpa_t a = gpa + i * lsize(l);
-
+		a = gpa + i * lsize(l);
 		v = pte_val(t[i]);
-		if (!v)
+		if (!v || a + lsize(l) <= s || a >= end)
 			continue;
-		if (v & (_PAGE_READ | _PAGE_WRITE | _PAGE_EXEC)) {
+		if (v & _PAGE_LEAF) {
 			walk_leaves++;
 			if (walk_model &&
 			    !CHECKF(l <= 2 && in_window(a) &&
 					    (mp = model_get(a, &ml)) == v &&
 					    ml == l,
-				    "stray leaf %#lx level %d at %#lx", v, l,
-				    a))
+				    "leaf %#lx level %d at %#lx, model %#lx/%d",
+				    v, l, a, mp, ml))
 				return false;
 			continue;
 		}
@@ -363,18 +333,32 @@ static bool walk(struct env *e, pte_t *t, int l, gpa_t gpa)
 			    "bad table entry %#lx level %d at %#lx", v, l, a))
 			return false;
 		walk_tables++;
-		if (!walk(e, pfn_to_virt(pte_pfn(__pte(v))), l - 1, a))
+		if (!walk(e, pfn_to_virt(pte_pfn(__pte(v))), l - 1, a, s, end))
 			return false;
 	}
 	return true;
 }
 
-/* ...and (if the tree accounts them) every table page is accounted. */
+static void count_fn(gpa_t gpa, int l, unsigned long pte)
+{
+	model_leaves++;
+}
+
+static bool verify(struct env *e, gpa_t s, gpa_t end)
+{
+	walk_leaves = model_leaves = 0;
+	model_for_each(s, end, count_fn);
+	return walk(e, (pte_t *)e->gs.pgd, e->gs.pgd_levels - 1, 0, s, end) &&
+	       CHECKF(walk_leaves == model_leaves, "%ld leaves, model has %ld",
+		      walk_leaves, model_leaves);
+}
+
+/* Every table reachable, every page accounted (if the tree accounts). */
 static bool no_leaked_tables(struct env *e)
 {
 	shim_rcu_poll(true);
-	walk_tables = 0;
-	if (!walk(e, (pte_t *)e->gs.pgd, e->gs.pgd_levels - 1, 0))
+	walk_tables = walk_leaves = 0;
+	if (!walk(e, (pte_t *)e->gs.pgd, e->gs.pgd_levels - 1, 0, 0, ~0UL))
 		return false;
 #ifdef HAVE_FREE_PGD
 	if (!CHECKF(shim_pgtable_pages == shim_pages_in_use,
@@ -389,15 +373,7 @@ static bool no_leaked_tables(struct env *e)
 
 static bool full_check(struct env *e)
 {
-	walk_leaves = 0;
 	return no_leaked_tables(e) && CHECK(walk_leaves == m.nleaves);
-}
-
-/* Narrow ranges are compared by lookups, wide ones by a full walk. */
-static bool verify(struct env *e, gpa_t s, gpa_t end)
-{
-	return end - s <= 4 * PMD_SIZE ? compare_range(e, s, end) :
-					 full_check(e);
 }
 
 /*
@@ -418,10 +394,9 @@ static bool check_hfences(struct env *e)
 			return false;
 	for (i = 0; i < (unsigned long)m.nchg; i++) {
 		for (j = 0; j < n; j++)
-			if (!f[j].size ||
-			    (f[j].addr <= m.chg[i].addr &&
-			     m.chg[i].addr + m.chg[i].size <=
-				     f[j].addr + f[j].size))
+			if (!f[j].size || (f[j].addr <= m.chg[i].addr &&
+					   m.chg[i].addr + m.chg[i].size <=
+						   f[j].addr + f[j].size))
 				break;
 		if (!CHECKF(j < n, "change at %#lx+%#lx not flushed",
 			    m.chg[i].addr, m.chg[i].size))
@@ -513,8 +488,8 @@ static bool prop_split(struct env *e)
 	if (flush && !(CHECK(!ret) && check_hfences(e)))
 		return false;
 	return (flush || CHECK(ret == !!m.nchg)) &&
-	       compare_range(e, ALIGN_DOWN(gpa, PMD_SIZE),
-			     ALIGN_DOWN(gpa, PMD_SIZE) + PMD_SIZE);
+	       verify(e, ALIGN_DOWN(gpa, PMD_SIZE),
+		      ALIGN_DOWN(gpa, PMD_SIZE) + PMD_SIZE);
 }
 
 static bool prop_unmap(struct env *e)
@@ -540,8 +515,8 @@ static bool prop_unmap(struct env *e)
 			.addr = s,
 			.size = end - s,
 		};
-	return CHECKF(!ret || m.nchg, "unmap %#lx-%#lx: flush for nothing",
-		      s, end) &&
+	return CHECKF(!ret || m.nchg, "unmap %#lx-%#lx: flush for nothing", s,
+		      end) &&
 	       check_hfences(e) && verify(e, s, end);
 }
 
@@ -576,7 +551,7 @@ static bool prop_wp_masked(struct env *e)
 	ret = kvm_riscv_gstage_wp_pt_masked(&e->gs, base, mask);
 	return CHECKF(ret == !!m.nchg, "wp mask %#lx@%#lx returned %d", mask,
 		      base, ret) &&
-	       compare_range(e, base << PAGE_SHIFT, (base + 64) << PAGE_SHIFT);
+	       verify(e, base << PAGE_SHIFT, (base + 64) << PAGE_SHIFT);
 }
 
 /* Simulated hardware A/D update on one leaf. */
@@ -714,7 +689,6 @@ static void test_unmap_partial_huge(unsigned long unused)
 			ret = kvm_riscv_gstage_unmap_range(
 				&e.gs, gpa0 + c[i].off, c[i].size, false);
 			CHECKF(ret || flushed_all(), "case %lu: no flush", i);
-			walk_leaves = 0;
 			if (!op_end(&e) || !no_leaked_tables(&e) ||
 			    !CHECKF(!walk_leaves, "case %lu: %ld leaves left",
 				    i, walk_leaves))
@@ -743,7 +717,8 @@ static void test_unmap_frees_tables(unsigned long unused)
 		op_begin(&e);
 		map_gpa(&e, 7 * PUD_SIZE, 1, false, false);
 		op_begin(&e);
-		kvm_riscv_gstage_split_huge(&e.gs, &e.pc, 7 * PUD_SIZE, 0, true);
+		kvm_riscv_gstage_split_huge(&e.gs, &e.pc, 7 * PUD_SIZE, 0,
+					    true);
 		op_begin(&e);
 		map_gpa(&e, kvm_riscv_gstage_gpa_size(levels) - PUD_SIZE, 2,
 			false, false);
@@ -754,8 +729,8 @@ static void test_unmap_frees_tables(unsigned long unused)
 		if (!op_end(&e) || !no_leaked_tables(&e) ||
 		    !CHECKF(shim_pages_in_use == ROOT_PAGES &&
 				    shim_pgtable_pages == ROOT_PAGES,
-			    "%ld pages in use, %ld accounted", shim_pages_in_use,
-			    shim_pgtable_pages))
+			    "%ld pages in use, %ld accounted",
+			    shim_pages_in_use, shim_pgtable_pages))
 			return;
 		env_free_pgd(&e);
 		CHECK(op_end(&e) && !shim_pages_in_use && !shim_pgtable_pages);
@@ -851,10 +826,9 @@ static void *ager_thread(void *arg)
 				break;
 			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
 			s = ALIGN_DOWN(x % (2 * PUD_SIZE), PAGE_SIZE);
-			kvm_riscv_gstage_age_range(&gs, s,
-						   s + (x & 1 ? 4 * PMD_SIZE :
-								PUD_SIZE),
-						   x & 2);
+			kvm_riscv_gstage_age_range(
+				&gs, s, s + (x & 1 ? 4 * PMD_SIZE : PUD_SIZE),
+				x & 2);
 		}
 		rcu_read_unlock();
 	}
@@ -928,12 +902,6 @@ static void hw_wait(unsigned long *spins)
 		cpu_relax();
 }
 
-/*
- * Sets A (read access) then A|D (write access), only while W is set, on
- * each PTE in turn, aiming at the moment write-protect reaches it: start
- * on PTE i once PTE i - 1 - lead is protected, after a random delay. Both
- * knobs adapt: arriving too late shortens the delay, then leads further.
- */
 /* Pin the calling thread to @cpu (modulo #CPUs), or unpin if @cpu < 0. */
 static void pin_to_cpu(int cpu)
 {
@@ -947,6 +915,12 @@ static void pin_to_cpu(int cpu)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+/*
+ * Sets A (read access) then A|D (write access), only while W is set, on
+ * each PTE in turn, aiming at the moment write-protect reaches it: start
+ * on PTE i once PTE i - 1 - lead is protected, after a random delay. Both
+ * knobs adapt: arriving too late shortens the delay, then leads further.
+ */
 static void *hw_thread(void *arg)
 {
 	struct race *r = arg;
@@ -1079,6 +1053,95 @@ static const struct {
 	{ "race_wp_range", race_test, false },
 };
 
+#ifdef GSTAGE_COUNT
+/*
+ * Instruction counts of the write-protect and aging paths, run under
+ * valgrind --tool=callgrind --collect-atstart=no: only the calls between
+ * the CALLGRIND_TOGGLE_COLLECT pairs are counted, one dump per measurement.
+ */
+#include <valgrind/callgrind.h>
+
+#define MEASURE(name, call)                    \
+	do {                                   \
+		CALLGRIND_TOGGLE_COLLECT;      \
+		call;                          \
+		CALLGRIND_TOGGLE_COLLECT;      \
+		CALLGRIND_DUMP_STATS_AT(name); \
+	} while (0)
+
+static const gpa_t gpa0 = 8 * PMD_SIZE;
+
+/* A VM with [gpa0, gpa0 + 2M) mapped writable and young by level @l leaves */
+static void setup(struct env *e, unsigned long levels, int l)
+{
+	gpa_t gpa;
+
+	env_init(e, levels, false);
+	for (gpa = gpa0; gpa < gpa0 + PMD_SIZE; gpa += lsize(l)) {
+		op_begin(e);
+		map_gpa(e, gpa, l, false, false);
+	}
+}
+
+/* @pct percent of 64 bits, spread by a fixed pseudo-random order. */
+static unsigned long mask_of(int pct)
+{
+	unsigned long mask = 0, x = 12345;
+	int n = (64 * pct + 50) / 100;
+
+	while (__builtin_popcountl(mask) < n) {
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+		mask |= 1UL << (x >> 58);
+	}
+	return mask;
+}
+
+int main(int argc, char **argv)
+{
+	static const int pct[] = { 10, 30, 50, 70, 100 };
+	unsigned long levels = argc > 1 ? strtoul(argv[1], NULL, 0) : 3;
+	unsigned long mask;
+	char name[64];
+	unsigned int i;
+	struct env e;
+	int l;
+
+	shim_mem_init(64);
+	printf("# pgd_levels %lu\n", levels);
+	for (l = 0; l < 2; l++) {
+		for (i = 0; i < ARRAY_SIZE(pct); i++) {
+			setup(&e, levels, l);
+			snprintf(name, sizeof(name), "wp_pt_masked/%s/%d%%",
+				 l ? "2M" : "4K", pct[i]);
+			mask = mask_of(pct[i]);
+			MEASURE(name, kvm_riscv_gstage_wp_pt_masked(
+					      &e.gs, gpa0 >> PAGE_SHIFT, mask));
+		}
+	}
+	setup(&e, levels, 0);
+	MEASURE("wp_range/2M-of-4K",
+		kvm_riscv_gstage_wp_range(&e.gs, gpa0, gpa0 + PMD_SIZE));
+	setup(&e, levels, 1);
+	MEASURE("wp_range/2M-leaf",
+		kvm_riscv_gstage_wp_range(&e.gs, gpa0, gpa0 + PMD_SIZE));
+#ifdef HAVE_AGE_RANGE
+	setup(&e, levels, 0);
+	MEASURE("age_range/2M-of-4K",
+		kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE,
+					   false));
+	setup(&e, levels, 0);
+	MEASURE("test_age_range/2M-of-4K",
+		kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE, true));
+	setup(&e, levels, 1);
+	MEASURE("age_range/2M-leaf",
+		kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE,
+					   false));
+#else
+	printf("# kvm_riscv_gstage_age_range() not in this tree\n");
+#endif
+	return 0;
+}
+#else
 int main(int argc, char **argv)
 {
 	unsigned long i, n = 0;
@@ -1124,3 +1187,4 @@ int main(int argc, char **argv)
 	printf("%d passed, %d failed\n", nr_pass, nr_fail);
 	return nr_fail ? 1 : 0;
 }
+#endif

@@ -26,7 +26,7 @@ export GIT_AUTHOR_NAME="$name" GIT_AUTHOR_EMAIL="$email"
 export GIT_COMMITTER_NAME="$name" GIT_COMMITTER_EMAIL="$email"
 git checkout -q -B mail base
 for c in $(git rev-list --reverse base..series); do
-	git cherry-pick -q "$c"
+	git cherry-pick "$c" >/dev/null
 	msg=$(git log -1 --format=%B | sed "/^Signed-off-by: $PROJ_NAME <$PROJ_EMAIL>\$/d")
 	git commit -q --amend --reset-author -s -m "$msg"
 done

@@ -113,12 +113,14 @@ void *kvm_mmu_memory_cache_alloc(struct kvm_mmu_memory_cache *mc)
  */
 static void free_pages_checked(struct page *page, unsigned long n)
 {
-	struct page *top = rcu_running ?
-		container_of(rcu_running, struct page, rcu_head) : NULL;
+	struct page *top =
+		rcu_running ? container_of(rcu_running, struct page, rcu_head) :
+			      NULL;
 	unsigned long i;
 
 	if (!WARN_ON(!top) && n == 1)
-		WARN_ON(!top->unlink_seq || shim_flush_all_seq < top->unlink_seq);
+		WARN_ON(!top->unlink_seq ||
+			shim_flush_all_seq < top->unlink_seq);
 	for (i = 0; i < n; i++, page++) {
 		if (WARN_ON(page->freed))
 			return;
@@ -207,15 +209,13 @@ void shim_rcu_poll(bool wait)
 	}
 }
 
-static void record_flush(bool local, unsigned long vmid, gpa_t gpa, gpa_t gpsz)
+static void record_flush(bool local, unsigned long vmid, gpa_t gpa, gpa_t gpsz,
+			 unsigned long order)
 {
+	WARN_ON(gpsz && (gpsz != BIT(order) || !IS_ALIGNED(gpa, gpsz)));
 	if (shim_nr_flushes < SHIM_MAX_FLUSH)
-		shim_flushes[shim_nr_flushes] = (struct shim_flush){
-			.local = local,
-			.vmid = vmid,
-			.addr = gpa,
-			.size = gpsz,
-		};
+		shim_flushes[shim_nr_flushes] =
+			(struct shim_flush){ local, vmid, gpa, gpsz };
 	shim_nr_flushes++;
 	if (!gpsz)
 		shim_flush_all_seq = ++shim_seq;
@@ -224,26 +224,24 @@ static void record_flush(bool local, unsigned long vmid, gpa_t gpa, gpa_t gpsz)
 void kvm_riscv_local_hfence_gvma_vmid_gpa(unsigned long vmid, gpa_t gpa,
 					  gpa_t gpsz, unsigned long order)
 {
-	WARN_ON(!gpsz || gpsz != BIT(order) || !IS_ALIGNED(gpa, gpsz));
-	record_flush(true, vmid, gpa, gpsz);
+	record_flush(true, vmid, gpa, gpsz ?: 1, order);
 }
 
 void kvm_riscv_hfence_gvma_vmid_gpa(struct kvm *kvm, unsigned long hbase,
 				    unsigned long hmask, gpa_t gpa, gpa_t gpsz,
 				    unsigned long order, unsigned long vmid)
 {
-	WARN_ON(!gpsz || gpsz != BIT(order) || !IS_ALIGNED(gpa, gpsz));
-	record_flush(false, vmid, gpa, gpsz);
+	record_flush(false, vmid, gpa, gpsz ?: 1, order);
 }
 
 void kvm_riscv_local_hfence_gvma_vmid_all(unsigned long vmid)
 {
-	record_flush(true, vmid, 0, 0);
+	record_flush(true, vmid, 0, 0, 0);
 }
 
 void kvm_flush_remote_tlbs(struct kvm *kvm)
 {
-	record_flush(false, kvm->arch.vmid.vmid, 0, 0);
+	record_flush(false, kvm->arch.vmid.vmid, 0, 0, 0);
 }
 
 void kvm_riscv_local_hfence_gvma_all(void)

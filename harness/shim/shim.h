@@ -36,15 +36,15 @@ typedef u64 phys_addr_t;
 #define BIT(n) (1UL << (n))
 #define BIT_ULL(n) (1ULL << (n))
 #define GENMASK(h, l) (((~0UL) << (l)) & (~0UL >> (BITS_PER_LONG - 1 - (h))))
-#define ALIGN(x, a) (((x) + ((__typeof__(x))(a) - 1)) & ~((__typeof__(x))(a) - 1))
-#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a) - 1))
-#define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a) - 1)) == 0)
+#define ALIGN(x, a) (((x) + ((__typeof__(x))(a)-1)) & ~((__typeof__(x))(a)-1))
+#define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a)-1))
+#define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a)-1)) == 0)
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define __ffs(x) ((unsigned long)__builtin_ctzl(x))
 #define __fls(x) ((unsigned long)(BITS_PER_LONG - 1 - __builtin_clzl(x)))
 #define ilog2(n) __fls(n)
 #define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
+	((type *)((char *)(ptr)-offsetof(type, member)))
 
 static inline void bitmap_clear(unsigned long *map, unsigned int start,
 				unsigned int len)
@@ -57,12 +57,15 @@ struct list_head {
 	struct list_head *next, *prev;
 };
 
-#define LIST_HEAD_INIT(name) { &(name), &(name) }
+#define LIST_HEAD_INIT(name)     \
+	{                        \
+		&(name), &(name) \
+	}
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
-#define list_for_each_entry_safe(pos, n, head, member)                   \
-	for (pos = list_entry((head)->next, __typeof__(*pos), member),   \
-	    n = list_entry(pos->member.next, __typeof__(*pos), member);  \
-	     &pos->member != (head);                                     \
+#define list_for_each_entry_safe(pos, n, head, member)                  \
+	for (pos = list_entry((head)->next, __typeof__(*pos), member),  \
+	    n = list_entry(pos->member.next, __typeof__(*pos), member); \
+	     &pos->member != (head);                                    \
 	     pos = n, n = list_entry(n->member.next, __typeof__(*n), member))
 
 static inline void list_add(struct list_head *new, struct list_head *head)
@@ -151,7 +154,7 @@ extern unsigned long shim_rcu_deferred;
 #define PFN_DOWN(x) ((x) >> PAGE_SHIFT)
 #define PFN_PHYS(x) ((phys_addr_t)(x) << PAGE_SHIFT)
 #define SHIM_PHYS_BASE 0x80000000UL
-#define get_order(n) ((int)__fls(((n) - 1) | (PAGE_SIZE - 1)) + 1 - PAGE_SHIFT)
+#define get_order(n) ((int)__fls(((n)-1) | (PAGE_SIZE - 1)) + 1 - PAGE_SHIFT)
 
 struct page {
 	bool freed; /* marked accesses: lockless walkers check it */
@@ -192,7 +195,7 @@ static inline void *pfn_to_virt(unsigned long pfn)
 #define virt_to_page(v) \
 	(&shim_pages[(__pa((void *)(v)) - SHIM_PHYS_BASE) >> PAGE_SHIFT])
 #define page_address(page) \
-	((void *)(shim_mem + (((page) - shim_pages) << PAGE_SHIFT)))
+	((void *)(shim_mem + (((page)-shim_pages) << PAGE_SHIFT)))
 #define page_private(page) ((page)->private)
 #define set_page_private(page, v) ((page)->private = (v))
 
@@ -243,7 +246,7 @@ typedef struct {
 #define __pte(x) ((pte_t){ (x) })
 #define pgprot_val(x) ((x).pgprot)
 #define __pgprot(x) ((pgprot_t){ (x) })
-#define __page_val_to_pfn(v) (((v) & _PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT)
+#define __page_val_to_pfn(v) (((v)&_PAGE_PFN_MASK) >> _PAGE_PFN_SHIFT)
 
 #define _PAGE_BASE (_PAGE_PRESENT | _PAGE_ACCESSED | _PAGE_USER)
 #define PAGE_READ __pgprot(_PAGE_BASE | _PAGE_READ)
@@ -268,7 +271,8 @@ static inline void set_pte(pte_t *ptep, pte_t pte)
 
 	if ((pte_val(old) & (_PAGE_PRESENT | _PAGE_LEAF)) == _PAGE_PRESENT &&
 	    pte_val(old) != pte_val(pte))
-		virt_to_page(pfn_to_virt(pte_pfn(old)))->unlink_seq = ++shim_seq;
+		virt_to_page(pfn_to_virt(pte_pfn(old)))->unlink_seq =
+			++shim_seq;
 #endif
 	WRITE_ONCE(*ptep, pte);
 }

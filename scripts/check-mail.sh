@@ -1,0 +1,33 @@
+#!/bin/bash
+# Check the mail-ready step: it must refuse to run without a sender
+# identity, and with one it must re-sign every patch (author and
+# Signed-off-by) and leave no trace of the project identity.
+# shellcheck source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+: >"$tmp/empty"
+if GIT_CONFIG_GLOBAL=$tmp/empty "$TOP/scripts/mail.sh" >"$tmp/out" 2>&1; then
+	echo "FAIL mail/no-identity: mail.sh ran without a sender identity"
+elif grep -q 'no sender identity' "$tmp/out"; then
+	echo "PASS mail/no-identity refused"
+else
+	echo "FAIL mail/no-identity: unexpected error: $(tail -n 2 "$tmp/out")"
+fi
+
+printf '[user]\n\tname = Test Sender\n\temail = sender@example.com\n' >"$tmp/gitconfig"
+if ! GIT_CONFIG_GLOBAL=$tmp/gitconfig "$TOP/scripts/mail.sh" >"$tmp/out" 2>&1; then
+	echo "FAIL mail/re-sign: $(grep -m1 ERROR "$tmp/out")"
+	exit 0
+fi
+bad=0
+for p in "$OUT"/mail/000[1-9]-*.patch; do
+	if ! grep -q '^From: Test Sender <sender@example.com>' "$p" ||
+	   ! grep -q '^Signed-off-by: Test Sender <sender@example.com>' "$p" ||
+	   grep -q "$PROJ_EMAIL" "$p" || ! grep -q '^To: ' "$p"; then
+		echo "FAIL mail/re-sign: $(basename "$p") not re-signed"
+		bad=1
+	fi
+done
+[ "$bad" -eq 1 ] || echo "PASS mail/re-sign every patch signed by the sender, To/Cc from get_maintainer.pl"

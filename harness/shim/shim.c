@@ -166,6 +166,10 @@ void rcu_read_unlock(void)
 /* Single updater: call_rcu() and shim_rcu_poll() run in one thread. */
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
 {
+	/* A table queued by a callback was unlinked with its parent. */
+	if (rcu_running)
+		container_of(head, struct page, rcu_head)->unlink_seq =
+			container_of(rcu_running, struct page, rcu_head)->unlink_seq;
 	head->func = func;
 	head->next = NULL;
 	head->gp = __atomic_add_fetch(&rcu_gp, 1, __ATOMIC_SEQ_CST);
@@ -209,9 +213,19 @@ void shim_rcu_poll(bool wait)
 	}
 }
 
+static bool shim_ipi;
+
+void on_each_cpu(void (*func)(void *info), void *info, int wait)
+{
+	shim_ipi = true;
+	func(info);
+	shim_ipi = false;
+}
+
 static void record_flush(bool local, unsigned long vmid, gpa_t gpa, gpa_t gpsz,
 			 unsigned long order)
 {
+	local = local && !shim_ipi;
 	WARN_ON(gpsz && (gpsz != BIT(order) || !IS_ALIGNED(gpa, gpsz)));
 	if (shim_nr_flushes < SHIM_MAX_FLUSH)
 		shim_flushes[shim_nr_flushes] =

@@ -40,6 +40,11 @@ typedef u64 phys_addr_t;
 #define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a)-1))
 #define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a)-1)) == 0)
 #define min(a, b) ((a) < (b) ? (a) : (b))
+#define min_t(t, a, b) min((t)(a), (t)(b))
+#define for_each_set_bit(bit, addr, size)                                  \
+	for ((bit) = 0; (bit) < (size); (bit)++)                            \
+		if (!(*(addr) & (1UL << (bit)))) {                          \
+		} else
 #define __ffs(x) ((unsigned long)__builtin_ctzl(x))
 #define __fls(x) ((unsigned long)(BITS_PER_LONG - 1 - __builtin_clzl(x)))
 #define ilog2(n) __fls(n)
@@ -143,6 +148,9 @@ void rcu_read_lock(void);
 void rcu_read_unlock(void);
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
 void shim_rcu_poll(bool wait);
+#define rcu_barrier() shim_rcu_poll(true)
+/* Runs @func once, as a broadcast: a local flush in it counts as remote. */
+void on_each_cpu(void (*func)(void *info), void *info, int wait);
 extern unsigned long shim_rcu_deferred;
 
 /* Simulated physical memory: page tables live in one aligned arena. */
@@ -351,6 +359,8 @@ void kvm_riscv_hfence_gvma_vmid_gpa(struct kvm *kvm, unsigned long hbase,
 				    unsigned long order, unsigned long vmid);
 void kvm_riscv_local_hfence_gvma_vmid_all(unsigned long vmid);
 void kvm_flush_remote_tlbs(struct kvm *kvm);
+#define gfn_to_gpa(gfn) ((gpa_t)(gfn) << PAGE_SHIFT)
+#define gpa_to_gfn(gpa) ((gfn_t)((gpa) >> PAGE_SHIFT))
 void kvm_riscv_local_hfence_gvma_all(void);
 
 #endif /* _GSTAGE_SHIM_H */

@@ -34,7 +34,7 @@ check_kvm() {
 		echo "sparse did not run (no CHECK lines in $raw)" >&2
 		return 1
 	}
-	grep -E ': (warning|error): ' "$raw" | sed -E 's/:[0-9]+:([0-9]+:)? /: /' | sort
+	{ grep -E ': (warning|error): ' "$raw" || true; } | sed -E 's/:[0-9]+:([0-9]+:)? /: /' | sort
 }
 
 git checkout -q --detach base

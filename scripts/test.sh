@@ -34,7 +34,12 @@ run_stage build-min step "$TOP/scripts/kbuild.sh" series min
 run_stage bisect "$TOP/scripts/bisect.sh"
 run_stage selftests step "$TOP/scripts/selftests.sh" series
 run_stage initramfs step "$TOP/scripts/initramfs.sh" series
-run_stage harness make -C "$TOP/harness" KSRC="$KTREE" test
+# The harness prints KTAP: one PASS/FAIL line a test.
+harness() {
+	make -s -C "$TOP/harness" KSRC="$KTREE" BUILD="$OUT/harness" test 2>&1 |
+		sed -E 's/^ok [0-9]+ /PASS harness\//; s/^not ok [0-9]+ /FAIL harness\//'
+}
+run_stage harness harness
 run_stage matrix-min-smp2 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 2
 run_stage matrix-min-smp4 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 4
 run_stage build-mod step "$TOP/scripts/kbuild.sh" series mod

@@ -46,7 +46,7 @@ for r in $(seq 1 "$reps"); do
 			/^# START / { t = $3; sub(":", "", t) }
 			/Iteration [0-9]+ dirty memory time/ && $3 > 1 { v = $NF; sub("s$", "", v); print k "," r "," t ",dirty_s," $3 "," v }
 			/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); print k "," r "," t ",clear_s," $3 "," v }
-			/Overall demand paging rate/ { print k "," r "," t ",pages_per_s,0," $NF }' >>"$csv"
+			/Overall demand paging rate/ { print k "," r "," t ",pages_per_s,0," $(NF - 1) }' >>"$csv"
 	done
 done
 

@@ -30,14 +30,15 @@ want=$(cat "${frags[@]}" | sha256sum)
 if [ ! -f "$obj/.config" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
 	(cd "$src" && scripts/kconfig/merge_config.sh -n -O "$obj" "${frags[@]}" >"$obj/merge.log" 2>&1) ||
 		die "merge_config failed, see $obj/merge.log"
-	# Every requested value must have landed.
-	grep -h '^CONFIG_' "${frags[@]}" | while IFS= read -r l; do
-		if [ "${l#*=}" = n ]; then
-			! grep -q "^${l%%=*}=" "$obj/.config" || die "config $l did not land ($obj)"
-		else
-			grep -qx "$l" "$obj/.config" || die "config $l did not land ($obj)"
-		fi
-	done
+	# Every requested value must have landed; a later fragment overrides.
+	grep -h '^CONFIG_' "${frags[@]}" | awk -F= '{ v[$1] = $0 } END { for (k in v) print v[k] }' |
+		while IFS= read -r l; do
+			if [ "${l#*=}" = n ]; then
+				! grep -q "^${l%%=*}=" "$obj/.config" || die "config $l did not land ($obj)"
+			else
+				grep -qx "$l" "$obj/.config" || die "config $l did not land ($obj)"
+			fi
+		done
 	echo "$want" >"$stamp"
 fi
 

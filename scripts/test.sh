@@ -28,8 +28,11 @@ run_stage() {
 
 step() { "$@" >/dev/null; }
 
+run_stage shellcheck shellcheck -x "$TOP"/scripts/*.sh "$TOP/.ci/run" "$TOP/guest/init"
 run_stage tree step "$TOP/scripts/tree.sh"
 run_stage checkpatch "$TOP/scripts/checkpatch.sh"
+run_stage docs "$TOP/scripts/check-docs.sh"
+run_stage mail "$TOP/scripts/check-mail.sh"
 run_stage build-min step "$TOP/scripts/kbuild.sh" series min
 run_stage bisect "$TOP/scripts/bisect.sh"
 run_stage selftests step "$TOP/scripts/selftests.sh" series

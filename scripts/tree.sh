@@ -24,6 +24,7 @@ if git rev-parse -q --verify refs/heads/series >/dev/null && [ "${FORCE:-0}" != 
 fi
 
 git am --abort >/dev/null 2>&1 || true
+prev=$(git rev-parse -q --verify series || git rev-parse base)
 git checkout -q -f -B series base
 shopt -s nullglob
 for p in "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
@@ -32,8 +33,8 @@ for p in "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
 	esac
 	if ! git am -q --committer-date-is-author-date "$p" >"$OUT/am.log" 2>&1; then
 		git am --abort >/dev/null 2>&1 || true
-		git checkout -q -f -B series base
-		die "patch $(basename "$p") does not apply to the base: $(head -c 600 "$OUT/am.log")"
+		git checkout -q -f -B series "$prev"
+		die "patch $(basename "$p") does not apply to the base (branch series left as it was): $(grep -m1 -E '^(error|Patch failed)' "$OUT/am.log")"
 	fi
 done
 git rev-parse series >"$stamp"

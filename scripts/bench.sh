@@ -85,22 +85,33 @@ ref=${kernels[0]}
 		}' | sort
 } >"$dir/report.md"
 
-# One panel per metric: every value, by test and kernel.
+# One panel per metric: every value, x = test (kernels side by side).
+tests=$(awk -F, 'NR > 1 && ($4 == "clear_s" || $4 == "dirty_s") && !seen[$3]++ { printf "%s ", $3 }' "$csv")
 for m in clear_s dirty_s; do
-	for k in "${kernels[@]}"; do
-		awk -F, -v m="$m" -v k="$k" '$4 == m && $1 == k { print $3, $6 }' "$csv" >"$dir/$m-$k.dat"
+	for i in "${!kernels[@]}"; do
+		awk -F, -v m="$m" -v k="${kernels[$i]}" -v off="$i" -v tests="$tests" '
+			BEGIN { n = split(tests, t, " "); for (j = 1; j <= n; j++) x[t[j]] = j }
+			$4 == m && $1 == k { print x[$3] + 0.2 * off, $6 }' "$csv" >"$dir/$m-${kernels[$i]}.dat"
 	done
 done
 {
-	echo "set terminal png size 1100,500"
+	echo "set terminal png size 1100,500 noenhanced"
 	echo "set output '$dir/plot.png'"
 	echo "set multiplot layout 1,2"
-	echo "set xtics rotate by -30 font ',8'"
+	printf 'set xtics ('
+	n=1 sep=
+	for t in $tests; do
+		printf '%s"%s" %d' "$sep" "$t" "$n"
+		sep=", "
+		n=$((n + 1))
+	done
+	echo ")"
+	echo "set xrange [0.5:$n]"
 	for m in clear_s dirty_s; do
 		echo "set title '$m per iteration (s), one point a measurement'"
 		sep="plot "
 		for k in "${kernels[@]}"; do
-			printf "%s'%s' using 0:2:xticlabels(1) with points title '%s'" "$sep" "$dir/$m-$k.dat" "$k"
+			printf "%s'%s' using 1:2 with points title '%s'" "$sep" "$dir/$m-$k.dat" "$k"
 			sep=", "
 		done
 		echo

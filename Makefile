@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 S := scripts
 
-.PHONY: help deps base tree export checkpatch bisect kernel selftests run test harness mail clean
+.PHONY: help deps base tree export checkpatch bisect kernel run test bench harness mail clean
 
 help:
 	@echo "make deps        install host packages (root; apt pinning, nothing upgraded)"
@@ -13,6 +13,7 @@ help:
 	@echo "make kernel      build the series kernel (VARIANT=min|debug|mod)"
 	@echo "make run         main job: build, boot h=true, dirty_log_perf_test (DLPT_ARGS=...)"
 	@echo "make test        everything; ends with 'N passed, N failed'"
+	@echo "make bench       A/B benchmark, base vs series (REPS=5), report in results/"
 	@echo "make harness     userspace G-stage harness tests only"
 	@echo "make mail        mail-ready series in out/mail, re-signed by your git identity"
 
@@ -44,8 +45,11 @@ run:
 test:
 	$(S)/test.sh
 
+bench:
+	$(S)/bench.sh
+
 harness: tree
-	$(MAKE) -C harness KSRC=$(CURDIR)/out/linux test
+	$(MAKE) -C harness KSRC=$(CURDIR)/out/linux BUILD=$(CURDIR)/out/harness test
 
 mail: tree
 	$(S)/mail.sh

@@ -81,9 +81,10 @@ else
 	result pass "$id/poweroff" "clean power-off"
 fi
 splat='WARNING:|BUG:|Oops|Unable to handle kernel|KASAN|UBSAN|possible recursive locking|possible circular locking|inconsistent lock state|suspicious RCU usage|DEBUG_LOCKS_WARN_ON|turning off the locking correctness validator|rcu: INFO|detected stall|self-detected stall|blocked for more than|Kernel panic|soft lockup|hard LOCKUP|list_add corruption|list_del corruption|refcount_t:|Bad page'
-hits=$(grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" | grep -cE "$splat" || true)
+# Kernel lines only (they carry a timestamp), read by one awk: no pipe to break.
+hits=$(awk -v re="$splat" '/^\[ *[0-9]+\.[0-9]+\]/ && $0 ~ re { n++ } END { print n + 0 }' "$log")
 if [ "$hits" -gt 0 ]; then
-	first=$(grep -E '^\[ *[0-9]+\.[0-9]+\]' "$log" | grep -m1 -E "$splat")
+	first=$(awk -v re="$splat" '/^\[ *[0-9]+\.[0-9]+\]/ && $0 ~ re { print; exit }' "$log")
 	result fail "$id/console" "$hits kernel report line(s), first: ${first:0:160}"
 else
 	result pass "$id/console" "no WARN/BUG/Oops/lockdep/RCU/hung-task report"

@@ -30,7 +30,7 @@ for k in "${kernels[@]}"; do
 done
 
 n=$(grep -c '^[a-z0-9]' "$plan")
-echo "bench: ${#kernels[@]} kernels x $reps rounds, $n runs a boot; expect about $((${#kernels[@]} * reps * 3)) min"
+echo "bench: ${#kernels[@]} kernels x $reps rounds, $n runs a boot; expect about $((${#kernels[@]} * reps * 3 / 2)) min on an idle machine"
 echo "kernel,round,test,metric,iteration,value" >"$csv"
 for r in $(seq 1 "$reps"); do
 	# Rotate the order every round so no kernel always runs first.
@@ -69,7 +69,7 @@ ref=${kernels[0]}
 			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
 			return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
 		}
-		{ key = $3 SUBSEP $4 SUBSEP $1; n[key]++; v[key, n[key]] = $6; keys[key] = 1; tm[$3 SUBSEP $4] = 1; ks[$1] = 1 }
+		{ key = $3 SUBSEP $4 SUBSEP $1; n[key]++; v[key, n[key]] = $6; tm[$3 SUBSEP $4] = 1; ks[$1] = 1 }
 		END {
 			for (t in tm) for (k in ks) {
 				key = t SUBSEP k; if (!(key in n)) continue

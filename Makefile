@@ -13,7 +13,7 @@ help:
 	@echo "make kernel      build the series kernel (VARIANT=min|debug|mod)"
 	@echo "make run         main job: build, boot h=true, dirty_log_perf_test (DLPT_ARGS=...)"
 	@echo "make test        everything; ends with 'N passed, N failed'"
-	@echo "make bench       A/B benchmark, base vs series (REPS=5), report in results/"
+	@echo "make bench       benchmark: bench/experiments (EXPERIMENTS=..., REPS=5), report in results/"
 	@echo "make harness     userspace G-stage harness tests only"
 	@echo "make mail        mail-ready series in out/mail, re-signed by your git identity"
 

@@ -1,123 +1,204 @@
 #!/bin/bash
-# Usage: bench.sh  (KERNELS="base series", REPS=5, PLAN=bench/dirty.plan, SMP=2)
-# A/B benchmark under QEMU -cpu rv64,h=true: boots every kernel REPS times,
-# alternating their order each round, runs the plan and writes a dated
-# report to results/DATE/: report.md (medians, min-max, N, ratio against
-# the first kernel), data.csv, plot.png, and the exact setup.
+# Usage: bench.sh  (EXPERIMENTS="wp atomic ..." default: all, REPS=5)
+# A/B benchmark under QEMU -cpu rv64,h=true. Runs the experiments of
+# bench/experiments: boots each experiment's kernels REPS times, rotating
+# their order every round, runs its plan, and writes a dated report to
+# results/DATE/: report.md (medians, min-max, N, ratios against the
+# experiment's first kernel), data.csv, one PNG a experiment, the exact
+# setup. Every kernel boots the series' initramfs: the same userspace.
 # Not part of the test command. QEMU TCG inflates absolute figures: only
 # the ratios measured in the same run carry.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need qemu-system-riscv64 gnuplot awk
 
-read -r -a kernels <<<"${KERNELS:-base series}"
 reps=${REPS:-5}
-plan=$TOP/${PLAN:-bench/dirty.plan}
-smp=${SMP:-2}
+table=$TOP/bench/experiments
+exps=()
+while read -r name _; do
+	exps+=("$name")
+done < <(grep -v -e '^#' -e '^$' "$table")
+read -r -a want <<<"${EXPERIMENTS:-${exps[*]}}"
+for e in "${want[@]}"; do
+	printf '%s\n' "${exps[@]}" | grep -qx "$e" || die "no experiment '$e' in bench/experiments (${exps[*]})"
+done
+
+# exp_row NAME: prints "variant smp plan kernels..." of experiment NAME.
+exp_row() {
+	awk -v n="$1" '$1 == n { $1 = ""; print substr($0, 2) }' "$table"
+}
+
 stamp=$(date -u +%Y-%m-%d-%H%M)
 dir=$TOP/results/$stamp
 mkdir -p "$dir"
 csv=$dir/data.csv
+echo "experiment,kernel,round,test,metric,iteration,value" >"$csv"
 
-for k in "${kernels[@]}"; do
-	[ "$k" = base ] || [ "$k" = series ] || die "kernel '$k': only base and series"
-	stage "building $k"
-	[ "$k" = base ] && "$TOP/scripts/base.sh" >/dev/null
-	[ "$k" = series ] && "$TOP/scripts/tree.sh" >/dev/null
-	"$TOP/scripts/kbuild.sh" "$k" min
-	"$TOP/scripts/selftests.sh" "$k" >/dev/null
-	"$TOP/scripts/initramfs.sh" "$k" >/dev/null
+# Build every kernel once per variant; userspace comes from the series.
+stage "preparing kernels"
+"$TOP/scripts/base.sh" >/dev/null
+"$TOP/scripts/tree.sh" >/dev/null
+"$TOP/scripts/kbuild.sh" series min
+"$TOP/scripts/selftests.sh" series >/dev/null
+"$TOP/scripts/initramfs.sh" series >/dev/null
+declare -A built=()
+mins=0
+for e in "${want[@]}"; do
+	read -r variant smp plan kernels <<<"$(exp_row "$e")"
+	[ -f "$TOP/$plan" ] || die "experiment $e: no plan $plan"
+	for k in $kernels; do
+		case $k in
+		base | series) ;;
+		*) [ -n "${built[$k]:-}" ] || "$TOP/scripts/benchtree.sh" "$k" ;;
+		esac
+		built[$k]=1
+		if [ -z "${built[$k/$variant]:-}" ]; then
+			stage "building $k ($variant)"
+			"$TOP/scripts/kbuild.sh" "$k" "$variant"
+			built[$k/$variant]=1
+		fi
+	done
+	# About 25 s a test line on an idle machine, twice that with LOCK_STAT.
+	n=$(grep -c '^[a-z0-9]' "$TOP/$plan")
+	k=$(wc -w <<<"$kernels")
+	f=1
+	[ "$variant" = min ] || f=2
+	mins=$((mins + (k * reps * n * f * 25 + 59) / 60 + k * reps / 2))
 done
+echo "bench: ${want[*]}, $reps rounds each; expect about $mins min on an idle machine"
 
-n=$(grep -c '^[a-z0-9]' "$plan")
-echo "bench: ${#kernels[@]} kernels x $reps rounds, $n runs a boot; expect about $((${#kernels[@]} * reps * 3 / 2)) min on an idle machine"
-echo "kernel,round,test,metric,iteration,value" >"$csv"
-for r in $(seq 1 "$reps"); do
-	# Rotate the order every round so no kernel always runs first.
-	order=("${kernels[@]:$(((r - 1) % ${#kernels[@]}))}" "${kernels[@]:0:$(((r - 1) % ${#kernels[@]}))}")
-	for k in "${order[@]}"; do
-		stage "round $r/$reps: $k"
-		BOOT_TIMEOUT=2400 "$TOP/scripts/boot.sh" "$k" min "$plan" "$smp" >"$dir/boot.txt" 2>&1 ||
-			die "benchmark boot of $k failed: $(grep -m1 '^FAIL' "$dir/boot.txt")"
-		log=$OUT/logs/$k-min-$(basename "$plan" .plan)-smp$smp.log
-		cp "$log" "$dir/$k-round$r.log"
-		# Iteration 1 populates memory: keep iterations 2 and later.
-		tr -d '\r' <"$log" | awk -v k="$k" -v r="$r" '
-			/^# START / { t = $3; sub(":", "", t) }
-			/Iteration [0-9]+ dirty memory time/ && $3 > 1 { v = $NF; sub("s$", "", v); print k "," r "," t ",dirty_s," $3 "," v }
-			/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); print k "," r "," t ",clear_s," $3 "," v }
-			/Overall demand paging rate/ { print k "," r "," t ",pages_per_s,0," $(NF - 1) }' >>"$csv"
+for e in "${want[@]}"; do
+	read -r variant smp plan kernels <<<"$(exp_row "$e")"
+	read -r -a ks <<<"$kernels"
+	for r in $(seq 1 "$reps"); do
+		# Rotate the order every round so no kernel always runs first.
+		o=$(((r - 1) % ${#ks[@]}))
+		for k in "${ks[@]:$o}" "${ks[@]:0:$o}"; do
+			stage "$e: round $r/$reps: $k"
+			INITRD_TREE=series BOOT_TIMEOUT=2400 \
+				"$TOP/scripts/boot.sh" "$k" "$variant" "$TOP/$plan" "$smp" >"$dir/boot.txt" 2>&1 ||
+				die "benchmark boot of $k ($e) failed: $(grep -m1 '^FAIL' "$dir/boot.txt")"
+			log=$OUT/logs/$k-$variant-$(basename "$plan" .plan)-smp$smp.log
+			cp "$log" "$dir/$e-$k-round$r.log"
+			# Iteration 1 populates memory: keep iterations 2 and later.
+			tr -d '\r' <"$log" | awk -v p="$e,$k,$r" '
+				function out(m, i, v) { print p "," t "," m "," i "," v }
+				/^# START / { t = $3; sub(":", "", t) }
+				/Iteration [0-9]+ dirty memory time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("dirty_s", $3, v) }
+				/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("clear_s", $3, v) }
+				/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
+				/ager: [0-9]+ aging passes/ { out("agings", 0, $3) }
+				# lock_stat: con-bounces contentions wait-min wait-max wait-total ...
+				/lockstat: .*mmu_lock(-W)?:/ { s = substr($0, index($0, ":") + 1); sub(/.*mmu_lock(-W)?:/, "", s)
+					split(s, f, " "); out("w_contentions", 0, f[2]); out("w_wait_us", 0, f[5]) }
+				/lockstat: .*mmu_lock-R:/ { s = $0; sub(/.*mmu_lock-R:/, "", s)
+					split(s, f, " "); out("r_contentions", 0, f[2]); out("r_wait_us", 0, f[5]) }' >>"$csv"
+		done
 	done
 done
+rm -f "$dir/boot.txt"
 
-# Medians, ranges and ratios against the first kernel.
-ref=${kernels[0]}
+# Report: one section an experiment; medians, ranges and ratios against
+# the experiment's first kernel.
 {
 	echo "# Benchmark $stamp"
 	echo
-	echo "QEMU $(qemu-system-riscv64 --version | head -1), -M virt -cpu rv64,h=true,sscofpmf=true -smp $smp -m 2G, TCG multi-threaded, minimal config (configs/min.config)."
-	echo "Kernels: ${kernels[*]}; $reps rounds, order rotated each round; plan $(basename "$plan"):"
+	echo "QEMU: $(qemu-system-riscv64 --version | head -1); -M virt -cpu rv64,h=true,sscofpmf=true -m 2G, TCG multi-threaded."
+	echo "Host: $(nproc) CPUs, $(uname -r). $reps rounds, the kernels' order rotated every round. Command: \`REPS=$reps EXPERIMENTS=\"${want[*]}\" make bench\`."
 	echo
-	grep '^[a-z0-9]' "$plan" | sed 's/^/    /'
-	echo
-	echo "Absolute figures are inflated by TCG; only ratios in the same run carry. Ratio = $ref median / kernel median for times (higher is faster), kernel / $ref for rates."
-	echo
-	echo "| test | metric | kernel | median | min | max | N | ratio vs $ref |"
-	echo "|---|---|---|---|---|---|---|---|"
-	tail -n +2 "$csv" | sort -t, -k3,3 -k4,4 -k1,1 | awk -F, -v ref="$ref" '
-		function median(a, n,   i, j, t) {
-			for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
-			return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
-		}
-		{ key = $3 SUBSEP $4 SUBSEP $1; n[key]++; v[key, n[key]] = $6; tm[$3 SUBSEP $4] = 1; ks[$1] = 1 }
-		END {
-			for (t in tm) for (k in ks) {
-				key = t SUBSEP k; if (!(key in n)) continue
-				delete a; lo = hi = v[key, 1]
-				for (i = 1; i <= n[key]; i++) { a[i] = v[key, i]; if (a[i] < lo) lo = a[i]; if (a[i] > hi) hi = a[i] }
-				med[key] = median(a, n[key]); mn[key] = lo; mx[key] = hi
-			}
-			for (key in med) {
-				split(key, p, SUBSEP); rk = p[1] SUBSEP p[2] SUBSEP ref
-				ratio = (rk in med && med[key] > 0) ? (p[2] == "pages_per_s" ? med[key] / med[rk] : med[rk] / med[key]) : 0
-				printf "| %s | %s | %s | %.4g | %.4g | %.4g | %d | %.2f |\n", p[1], p[2], p[3], med[key], mn[key], mx[key], n[key], ratio
-			}
-		}' | sort
-} >"$dir/report.md"
-
-# One panel per metric: every value, x = test (kernels side by side).
-tests=$(awk -F, 'NR > 1 && ($4 == "clear_s" || $4 == "dirty_s") && !seen[$3]++ { printf "%s ", $3 }' "$csv")
-for m in clear_s dirty_s; do
-	for i in "${!kernels[@]}"; do
-		awk -F, -v m="$m" -v k="${kernels[$i]}" -v off="$i" -v tests="$tests" '
-			BEGIN { n = split(tests, t, " "); for (j = 1; j <= n; j++) x[t[j]] = j }
-			$4 == m && $1 == k { print x[$3] + 0.2 * off, $6 }' "$csv" >"$dir/$m-${kernels[$i]}.dat"
-	done
-done
-{
-	echo "set terminal png size 1100,500 noenhanced"
-	echo "set output '$dir/plot.png'"
-	echo "set multiplot layout 1,2"
-	printf 'set xtics ('
-	n=1 sep=
-	for t in $tests; do
-		printf '%s"%s" %d' "$sep" "$t" "$n"
-		sep=", "
-		n=$((n + 1))
-	done
-	echo ")"
-	echo "set xrange [0.5:$n]"
-	for m in clear_s dirty_s; do
-		echo "set title '$m per iteration (s), one point a measurement'"
-		sep="plot "
-		for k in "${kernels[@]}"; do
-			printf "%s'%s' using 1:2 with points title '%s'" "$sep" "$dir/$m-$k.dat" "$k"
-			sep=", "
+	echo "Absolute figures are inflated by TCG and by a shared host; only ratios within one experiment carry."
+	echo "Ratio: reference median / kernel median (above 1: the kernel takes less time or waits less),"
+	echo "except pages_per_s and agings: kernel / reference (above 1: the kernel does more)."
+	for e in "${want[@]}"; do
+		read -r variant smp plan kernels <<<"$(exp_row "$e")"
+		read -r -a ks <<<"$kernels"
+		echo
+		echo "## $e"
+		echo
+		echo "Config: configs/min.config$([ "$variant" = min ] || echo " + configs/$variant.config"); -smp $smp; plan $plan (run from the selftests folder):"
+		echo
+		grep '^[a-z0-9]' "$TOP/$plan" | sed 's/^/    /'
+		echo
+		for k in "${ks[@]}"; do
+			echo "- $k: $(git -C "$(tree_src "$k")" log -1 --format='%h %s')"
 		done
 		echo
+		echo "| test | metric | kernel | median | min | max | N | ratio vs ${ks[0]} |"
+		echo "|---|---|---|---|---|---|---|---|"
+		awk -F, -v e="$e" -v ref="${ks[0]}" -v order="$kernels" '
+			function median(a, n,   i, j, t) {
+				for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j-1] > a[j]; j--) { t = a[j]; a[j] = a[j-1]; a[j-1] = t }
+				return n % 2 ? a[(n+1)/2] : (a[n/2] + a[n/2+1]) / 2
+			}
+			$1 == e { key = $4 SUBSEP $5 SUBSEP $2; if (!(key in n)) keys[++nk] = key; n[key]++; v[key, n[key]] = $7 }
+			END {
+				nko = split(order, ko, " ")
+				for (i = 1; i <= nko; i++) rank[ko[i]] = i
+				for (i = 1; i <= nk; i++) {
+					key = keys[i]; delete a; lo = hi = v[key, 1]
+					for (j = 1; j <= n[key]; j++) { a[j] = v[key, j]; if (a[j] < lo) lo = a[j]; if (a[j] > hi) hi = a[j] }
+					med[key] = median(a, n[key]); mn[key] = lo; mx[key] = hi
+				}
+				for (i = 1; i <= nk; i++) {
+					key = keys[i]; split(key, p, SUBSEP); rk = p[1] SUBSEP p[2] SUBSEP ref
+					up = p[2] == "pages_per_s" || p[2] == "agings"
+					if (!(rk in med)) ratio = "-"
+					else if (up) ratio = med[rk] > 0 ? sprintf("%.2f", med[key] / med[rk]) : "-"
+					else ratio = med[key] > 0 ? sprintf("%.2f", med[rk] / med[key]) : (med[rk] > 0 ? "inf" : "-")
+					printf "%s\t%s\t%d\t| %s | %s | %s | %.4g | %.4g | %.4g | %d | %s |\n", p[1], p[2], rank[p[3]], p[1], p[2], p[3], med[key], mn[key], mx[key], n[key], ratio
+				}
+			}' "$csv" | sort -t"$(printf '\t')" -k1,1 -k2,2 -k3,3n | cut -f4
+		echo
+		echo "![$e]($e.png)"
 	done
-	echo "unset multiplot"
-} | gnuplot
-rm -f "$dir"/*.dat "$dir/boot.txt"
+} >"$dir/report.md"
+
+# One PNG a experiment, a panel a metric: every measurement, x = test,
+# kernels side by side.
+for e in "${want[@]}"; do
+	read -r variant smp plan kernels <<<"$(exp_row "$e")"
+	read -r -a ks <<<"$kernels"
+	tests=$(awk -F, -v e="$e" '$1 == e && !seen[$4]++ { printf "%s ", $4 }' "$csv")
+	metrics=$(awk -F, -v e="$e" '$1 == e && $5 != "agings" && $5 !~ /contentions/ && !seen[$5]++ { printf "%s ", $5 }' "$csv")
+	[ -n "$metrics" ] || continue
+	{
+		echo "set terminal png size $((450 * $(wc -w <<<"$metrics") + 100)),450 noenhanced"
+		echo "set output '$dir/$e.png'"
+		echo "set datafile separator ','"
+		echo "set multiplot layout 1,$(wc -w <<<"$metrics") title '$e ($kernels)'"
+		printf 'set xtics ('
+		n=1 sep=
+		for t in $tests; do
+			printf '%s"%s" %d' "$sep" "$t" "$n"
+			sep=", "
+			n=$((n + 1))
+		done
+		echo ") rotate by -30"
+		echo "set xrange [0.5:$n]"
+		for m in $metrics; do
+			echo "set title '$m, one point a measurement'"
+			sep="plot "
+			for i in "${!ks[@]}"; do
+				printf "%s'%s' using (strcol(1) eq '%s' && strcol(2) eq '%s' && strcol(5) eq '%s' ? %s + 0.15 * %d : NaN):7 with points title '%s'" \
+					"$sep" "$csv" "$e" "${ks[$i]}" "$m" "x(strcol(4))" "$i" "${ks[$i]}"
+				sep=", "
+			done
+			echo
+		done
+		echo "unset multiplot"
+	} >"$dir/$e.gp"
+	# x(): a test's position on the axis.
+	{
+		printf 'x(s) = '
+		n=1
+		for t in $tests; do
+			printf '(s eq "%s") ? %d : ' "$t" "$n"
+			n=$((n + 1))
+		done
+		echo "NaN"
+		cat "$dir/$e.gp"
+	} | gnuplot
+	rm -f "$dir/$e.gp"
+done
 echo "bench: report in $dir/report.md"
 cat "$dir/report.md"

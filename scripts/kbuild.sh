@@ -1,6 +1,7 @@
 #!/bin/bash
 # Usage: kbuild.sh TREE VARIANT [make targets...]
-# Build kernel tree TREE (series: out/linux, base: out/linux-base) with config
+# Build kernel tree TREE (series: out/linux, base: out/linux-base, a bench
+# tree: out/linux-TREE) with config
 # VARIANT (configs/min.config plus configs/VARIANT.config) into
 # out/build/TREE-VARIANT, incrementally. Default target: Image (and modules
 # for the mod variant).
@@ -10,12 +11,8 @@ need "${CROSS_COMPILE}gcc" make flex bison bc
 
 tree=$1 variant=$2
 shift 2
-case $tree in
-series) src=$KTREE ;;
-base) src=$BASETREE ;;
-*) die "unknown tree '$tree' (series or base)" ;;
-esac
-[ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
+src=$(tree_src "$tree")
+[ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree' (bench trees: scripts/benchtree.sh)"
 frags=("$TOP/configs/min.config")
 [ "$variant" = min ] || frags+=("$TOP/configs/$variant.config")
 for f in "${frags[@]}"; do

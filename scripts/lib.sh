@@ -32,6 +32,16 @@ need() {
 	done
 }
 
+# Source folder of kernel tree NAME: series, base, or a bench tree made
+# by scripts/benchtree.sh.
+tree_src() {
+	case $1 in
+	series) echo "$KTREE" ;;
+	base) echo "$BASETREE" ;;
+	*) echo "$OUT/linux-$1" ;;
+	esac
+}
+
 base_var() {
 	sed -n "s/^$1=//p" "$TOP/BASE"
 }

@@ -9,11 +9,8 @@
 need rsync "${CROSS_COMPILE}gcc"
 
 tree=$1
-case $tree in
-series) src=$KTREE ;;
-base) src=$BASETREE ;;
-*) die "unknown tree '$tree'" ;;
-esac
+src=$(tree_src "$tree")
+[ -f "$src/Makefile" ] || die "no kernel tree at $src"
 obj=$OUT/build/$tree-min
 [ -f "$obj/.config" ] || die "no kernel build at $obj: run scripts/kbuild.sh $tree min"
 make -C "$src" O="$obj" -s headers >/dev/null

@@ -20,7 +20,6 @@
 #define A _PAGE_ACCESSED
 #define D _PAGE_DIRTY
 #define CHG_MAX 8192
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define ROOT_PAGES ((long)(kvm_riscv_gstage_pgd_size / PAGE_SIZE))
 
 static unsigned long opt_seeds = 200, opt_ops = 500, opt_race_iters = 20000;
@@ -304,7 +303,7 @@ static void age_fn(gpa_t gpa, int l, unsigned long pte)
 }
 
 /* Walk the leaves intersecting [s, end): they match the model; count. */
-static long walk_leaves, walk_tables, model_leaves;
+static long walk_leaves, walk_tables, model_leaves, walk_level_leaves[5];
 static bool walk_model = true; /* false: only count */
 
 static bool walk(struct env *e, pte_t *t, int l, gpa_t gpa, gpa_t s, gpa_t end)
@@ -320,6 +319,7 @@ static bool walk(struct env *e, pte_t *t, int l, gpa_t gpa, gpa_t s, gpa_t end)
 			continue;
 		if (v & _PAGE_LEAF) {
 			walk_leaves++;
+			walk_level_leaves[l]++;
 			if (walk_model &&
 			    !CHECKF(l <= 2 && in_window(a) &&
 					    (mp = model_get(a, &ml)) == v &&
@@ -356,10 +356,25 @@ static bool verify(struct env *e, gpa_t s, gpa_t end)
 /* Every table reachable, every page accounted (if the tree accounts). */
 static bool no_leaked_tables(struct env *e)
 {
+	int l;
+
 	shim_rcu_poll(true);
 	walk_tables = walk_leaves = 0;
+	memset(walk_level_leaves, 0, sizeof(walk_level_leaves));
 	if (!walk(e, (pte_t *)e->gs.pgd, e->gs.pgd_levels - 1, 0, 0, ~0UL))
 		return false;
+#ifdef HAVE_PAGE_STATS
+	/* The page-size stats count exactly the leaves of each level. */
+	for (l = 0; l < 3; l++)
+		if (!CHECKF(atomic64_read(&e->kvm.stat.pages[l]) ==
+				    walk_level_leaves[l],
+			    "pages stat of level %d is %ld, %ld leaves mapped",
+			    l, atomic64_read(&e->kvm.stat.pages[l]),
+			    walk_level_leaves[l]))
+			return false;
+#else
+	(void)l;
+#endif
 #ifdef HAVE_FREE_PGD
 	if (!CHECKF(shim_pgtable_pages == shim_pages_in_use,
 		    "%ld pages accounted, %ld in use", shim_pgtable_pages,

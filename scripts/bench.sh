@@ -5,7 +5,8 @@
 # their order every round, runs its plan, and writes a dated report to
 # results/DATE/: report.md (medians, min-max, N, ratios against the
 # experiment's first kernel), data.csv, one PNG a experiment, the exact
-# setup. Every kernel boots the series' initramfs: the same userspace.
+# setup. Kernels come from scripts/benchkernel.sh; every kernel boots the
+# series' initramfs: the same userspace.
 # Not part of the test command. QEMU TCG inflates absolute figures: only
 # the ratios measured in the same run carry.
 # shellcheck source=lib.sh
@@ -47,14 +48,8 @@ for e in "${want[@]}"; do
 	read -r variant smp plan kernels <<<"$(exp_row "$e")"
 	[ -f "$TOP/$plan" ] || die "experiment $e: no plan $plan"
 	for k in $kernels; do
-		case $k in
-		base | series) ;;
-		*) [ -n "${built[$k]:-}" ] || "$TOP/scripts/benchtree.sh" "$k" ;;
-		esac
-		built[$k]=1
 		if [ -z "${built[$k/$variant]:-}" ]; then
-			stage "building $k ($variant)"
-			"$TOP/scripts/kbuild.sh" "$k" "$variant"
+			"$TOP/scripts/benchkernel.sh" "$k" "$variant"
 			built[$k/$variant]=1
 		fi
 	done
@@ -75,7 +70,7 @@ for e in "${want[@]}"; do
 		o=$(((r - 1) % ${#ks[@]}))
 		for k in "${ks[@]:$o}" "${ks[@]:0:$o}"; do
 			stage "$e: round $r/$reps: $k"
-			INITRD_TREE=series BOOT_TIMEOUT=2400 \
+			KIMAGE=$OUT/bench/$k-$variant.Image INITRD_TREE=series BOOT_TIMEOUT=2400 \
 				"$TOP/scripts/boot.sh" "$k" "$variant" "$TOP/$plan" "$smp" >"$dir/boot.txt" 2>&1 ||
 				die "benchmark boot of $k ($e) failed: $(grep -m1 '^FAIL' "$dir/boot.txt")"
 			log=$OUT/logs/$k-$variant-$(basename "$plan" .plan)-smp$smp.log
@@ -120,7 +115,7 @@ rm -f "$dir/boot.txt"
 		grep '^[a-z0-9]' "$TOP/$plan" | sed 's/^/    /'
 		echo
 		for k in "${ks[@]}"; do
-			echo "- $k: $(git -C "$(tree_src "$k")" log -1 --format='%h %s')"
+			echo "- $k: $(cat "$OUT/bench/$k-$variant.commit")"
 		done
 		echo
 		echo "| test | metric | kernel | median | min | max | N | ratio vs ${ks[0]} |"

@@ -1,10 +1,10 @@
 #!/bin/bash
 # Usage: boot.sh TREE VARIANT PLAN SMP
 # Boot out/build/TREE-VARIANT under QEMU (-cpu rv64,h=true) with TREE's
-# initramfs (or INITRD_TREE's) and the test plan file PLAN, always under
-# a timeout, then judge the run: every KTAP result, the plan's count, a
-# clean power-off, and a console free of WARN/BUG/Oops/KASAN/lockdep/RCU/
-# hung-task reports.
+# initramfs (the benchmark: image KIMAGE, INITRD_TREE's initramfs) and the
+# test plan file PLAN, always under a timeout, then judge the run: every
+# KTAP result, the plan's count, a clean power-off, and a console free of
+# WARN/BUG/Oops/KASAN/lockdep/RCU/hung-task reports.
 # Writes out/logs/ID.log (console) and out/results/ID.tsv (one line a
 # check: pass|fail|skip, name, detail); exits non-zero on any failure.
 # shellcheck source=lib.sh
@@ -12,7 +12,7 @@
 need qemu-system-riscv64 timeout
 
 tree=$1 variant=$2 plan=$3 smp=$4
-img=$OUT/build/$tree-$variant/arch/riscv/boot/Image
+img=${KIMAGE:-$OUT/build/$tree-$variant/arch/riscv/boot/Image}
 base_rd=$OUT/initramfs/${INITRD_TREE:-$tree}.cpio.gz
 [ -f "$img" ] || die "no kernel image $img: run scripts/kbuild.sh $tree $variant"
 [ -f "$base_rd" ] || die "no initramfs $base_rd: run scripts/initramfs.sh ${INITRD_TREE:-$tree}"

@@ -1,6 +1,9 @@
 #!/bin/bash
 # Run the kernel's checkpatch.pl --strict on every patch of patches/:
-# each must report 0 errors, 0 warnings and 0 checks.
+# each must report 0 errors, 0 warnings and 0 checks. Instead of
+# checkpatch's "does MAINTAINERS need updating?" prompt, every file that
+# the series adds or moves must be in a MAINTAINERS section (THE REST
+# does not count), checked with get_maintainer.pl.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need perl
@@ -17,7 +20,7 @@ for p in "${patches[@]}"; do
 	# The base is a source package without git history, so checkpatch
 	# cannot look up the ids in Fixes: tags (their format is still checked).
 	out=$(cd "$KTREE" && scripts/checkpatch.pl --strict --no-color \
-		--ignore UNKNOWN_COMMIT_ID "$p" 2>&1) || true
+		--ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES "$p" 2>&1) || true
 	total=$(echo "$out" | grep -E '^total: ' || echo "total: checkpatch did not finish")
 	if echo "$total" | grep -q '^total: 0 errors, 0 warnings, 0 checks, '; then
 		echo "PASS checkpatch/$(basename "$p")"
@@ -28,4 +31,15 @@ for p in "${patches[@]}"; do
 	fi
 done
 [ "$n" -gt 0 ] || echo "checkpatch: no patches in patches/"
+
+for f in $(git -C "$KTREE" diff --name-only --diff-filter=AR base series); do
+	sections=$(cd "$KTREE" && scripts/get_maintainer.pl --no-git --no-git-fallback \
+		--sections -f "$f" | grep -E '^[A-Z0-9][^:]*$' | grep -vx 'THE REST' | paste -sd, -)
+	if [ -n "$sections" ]; then
+		echo "PASS maintainers/$f ($sections)"
+	else
+		echo "FAIL maintainers/$f is in no MAINTAINERS section"
+		fails=$((fails + 1))
+	fi
+done
 [ "$fails" -eq 0 ]

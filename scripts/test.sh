@@ -28,7 +28,7 @@ run_stage() {
 
 step() { "$@" >/dev/null; }
 
-run_stage shellcheck shellcheck -x "$TOP"/scripts/*.sh "$TOP/.ci/run" "$TOP/guest/init"
+run_stage shellcheck shellcheck -x "$TOP"/scripts/*.sh "$TOP/.ci/run" "$TOP/guest/init" "$TOP/guest/lockstat"
 run_stage tree step "$TOP/scripts/tree.sh"
 run_stage checkpatch "$TOP/scripts/checkpatch.sh"
 run_stage docs "$TOP/scripts/check-docs.sh"

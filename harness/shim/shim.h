@@ -332,9 +332,31 @@ struct kvm_arch {
 	struct kvm_vmid vmid;
 };
 
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+typedef struct {
+	long counter;
+} atomic64_t;
+
+static inline void atomic64_add(long i, atomic64_t *v)
+{
+	__atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED);
+}
+
+static inline long atomic64_read(atomic64_t *v)
+{
+	return __atomic_load_n(&v->counter, __ATOMIC_RELAXED);
+}
+
+/* G-stage leaves by level (asm/kvm_host.h), if the tree counts them. */
+struct kvm_vm_stat {
+	atomic64_t pages[3];
+};
+
 struct kvm {
 	int mmu_lock;
 	struct kvm_arch arch;
+	struct kvm_vm_stat stat;
 };
 
 static inline int cond_resched_rwlock_write(int *lock)

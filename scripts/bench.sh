@@ -160,6 +160,7 @@ for e in "${want[@]}"; do
 		echo "set terminal png size $((450 * $(wc -w <<<"$metrics") + 100)),450 noenhanced"
 		echo "set output '$dir/$e.png'"
 		echo "set datafile separator ','"
+		echo "set yrange [0:*]"
 		echo "set multiplot layout 1,$(wc -w <<<"$metrics") title '$e ($kernels)'"
 		printf 'set xtics ('
 		n=1 sep=

@@ -52,6 +52,8 @@ run_stage build-mod step "$TOP/scripts/kbuild.sh" series mod
 run_stage modcycle "$TOP/scripts/boot.sh" series mod "$TOP/guest/plans/modcycle.plan" 2
 run_stage build-debug step "$TOP/scripts/kbuild.sh" series debug
 KCMDLINE=skip=rseq_test run_stage matrix-debug-smp2 "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/matrix.plan" 2
+# Lockless aging under forced MGLRU aging, with lockdep and PROVE_RCU.
+run_stage stress-debug "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/stress.plan" 2
 
 p=$(grep -c '^PASS ' "$summary" || true)
 f=$(grep -c '^FAIL ' "$summary" || true)

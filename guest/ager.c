@@ -48,7 +48,8 @@ static int find_memcg(const char *path, struct memcg *mc)
 			if (mc->nr_nodes == MAX_NODES)
 				break;
 			mc->node[mc->nr_nodes++] = n;
-		} else if (in && mc->nr_nodes && sscanf(line, " %lu", &v) == 1) {
+		} else if (in && mc->nr_nodes &&
+			   sscanf(line, " %lu", &v) == 1) {
 			if (v > mc->max_gen[mc->nr_nodes - 1])
 				mc->max_gen[mc->nr_nodes - 1] = v;
 		}
@@ -135,7 +136,8 @@ int main(int argc, char **argv)
 	printf("ager: %d aging passes every %d ms, %d raced\n", passes, ms,
 	       busy);
 	if (!passes) {
-		fprintf(stderr, "ager: no aging pass went through %s\n", LRU_GEN);
+		fprintf(stderr, "ager: no aging pass went through %s\n",
+			LRU_GEN);
 		return 1;
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

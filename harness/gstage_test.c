@@ -8,6 +8,7 @@
  * PTE value. Per-1G and per-2M leaf counts let walks skip empty space.
  * HAVE_* (from the Makefile) select the API of the tree under test.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -823,6 +824,7 @@ struct age_race {
 	struct kvm *kvm;
 	bool stop;
 	unsigned long walks;
+	int started;
 };
 
 static void *ager_thread(void *arg)
@@ -833,6 +835,7 @@ static void *ager_thread(void *arg)
 	gpa_t s;
 	int i;
 
+	__atomic_fetch_add(&r->started, 1, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
 		rcu_read_lock();
 		for (i = 0; i < 3; i++, walks++) {
@@ -854,8 +857,9 @@ static void *ager_thread(void *arg)
 static void test_race_age(unsigned long unused)
 {
 	static pthread_mutex_t mmu_lock = PTHREAD_MUTEX_INITIALIZER;
-	unsigned long i, deferred = shim_rcu_deferred;
+	unsigned long i, n, deferred = shim_rcu_deferred;
 	struct age_race r = { 0 };
+	bool last = false;
 	pthread_t t[2];
 	struct env e;
 	gpa_t g;
@@ -865,12 +869,19 @@ static void test_race_age(unsigned long unused)
 	r.kvm = &e.kvm;
 	for (i = 0; i < ARRAY_SIZE(t); i++)
 		pthread_create(&t[i], NULL, ager_thread, &r);
-	for (i = 0; i <= opt_race_iters; i++) {
+	/* On a loaded machine the agers may be slow to start: wait for them. */
+	while (__atomic_load_n(&r.started, __ATOMIC_RELAXED) <
+	       (int)ARRAY_SIZE(t))
+		sched_yield();
+	/* Go on past opt_race_iters until a free had to wait for a reader. */
+	for (n = 0; !last; n++) {
+		last = n >= 10 * opt_race_iters ||
+		       (n >= opt_race_iters && shim_rcu_deferred != deferred);
 		g = rndn(2) * PUD_SIZE + rndn(4) * PMD_SIZE +
 		    rndn(512) * PAGE_SIZE;
 		pthread_mutex_lock(&mmu_lock);
 		op_begin(&e);
-		if (i == opt_race_iters)
+		if (last)
 			env_free_pgd(&e);
 		else if (rndn(2))
 			map_gpa(&e, g, rndn(8) ? 0 : 1, false, false);
@@ -891,7 +902,7 @@ static void test_race_age(unsigned long unused)
 		pthread_join(t[i], NULL);
 	deferred = shim_rcu_deferred - deferred;
 	printf("# %lu updates, %lu lockless walks, a free waited %lu times\n",
-	       opt_race_iters, r.walks, deferred);
+	       n, r.walks, deferred);
 	CHECK(op_end(&e) && deferred && r.walks);
 	CHECKF(!shim_pages_in_use && !shim_pgtable_pages,
 	       "%ld pages in use, %ld accounted", shim_pages_in_use,

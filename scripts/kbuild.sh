@@ -1,7 +1,6 @@
 #!/bin/bash
 # Usage: kbuild.sh TREE VARIANT [make targets...]
-# Build kernel tree TREE (series: out/linux, base: out/linux-base, a bench
-# tree: out/linux-TREE) with config
+# Build kernel tree TREE (series: out/linux, base: out/linux-base) with config
 # VARIANT (configs/min.config plus configs/VARIANT.config) into
 # out/build/TREE-VARIANT, incrementally. Default target: Image (and modules
 # for the mod variant).
@@ -12,7 +11,7 @@ need "${CROSS_COMPILE}gcc" make flex bison bc
 tree=$1 variant=$2
 shift 2
 src=$(tree_src "$tree")
-[ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree' (bench trees: scripts/benchtree.sh)"
+[ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
 frags=("$TOP/configs/min.config")
 [ "$variant" = min ] || frags+=("$TOP/configs/$variant.config")
 for f in "${frags[@]}"; do

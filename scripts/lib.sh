@@ -32,13 +32,14 @@ need() {
 	done
 }
 
-# Source folder of kernel tree NAME: series, base, or a bench tree made
-# by scripts/benchtree.sh.
+# Source folder of kernel tree NAME: series (out/linux) or base
+# (out/linux-base). The benchmark's other kernels are built in out/linux
+# (scripts/benchkernel.sh).
 tree_src() {
 	case $1 in
 	series) echo "$KTREE" ;;
 	base) echo "$BASETREE" ;;
-	*) echo "$OUT/linux-$1" ;;
+	*) die "unknown kernel tree '$1' (series or base)" ;;
 	esac
 }
 

@@ -81,6 +81,7 @@ for e in "${want[@]}"; do
 				/^# START / { t = $3; sub(":", "", t) }
 				/Iteration [0-9]+ dirty memory time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("dirty_s", $3, v) }
 				/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("clear_s", $3, v) }
+				/Populate memory time/ { v = $NF; sub("s$", "", v); out("populate_s", 0, v) }
 				/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
 				/ager: [0-9]+ aging passes/ { out("agings", 0, $3) }
 				# lock_stat: con-bounces contentions wait-min wait-max wait-total ...

@@ -4,8 +4,10 @@
  * MGLRU aging pass on that cgroup every MS milliseconds until CMD exits,
  * through /sys/kernel/debug/lru_gen ("+ memcg node max_gen 1 1": swappiness
  * 1 so anonymous memory is aged too, force_scan so the page tables, and
- * with them KVM's secondary MMU, are walked). Exits with CMD's status, or 1
- * if not one aging pass went through.
+ * with them KVM's secondary MMU, are walked). Prints the passes and the
+ * time they took against CMD's run time: under TCG an aging pass can take
+ * longer than MS, and then the ager keeps one hart busy. Exits with CMD's
+ * status, or 1 if not one aging pass went through.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -94,10 +96,19 @@ static void write_file(const char *file, const char *s)
 	close(fd);
 }
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
 	char cg[64], path[32], procs[80];
 	int ms, status, passes = 0, busy = 0;
+	double start, aging = 0;
 	struct timespec ts;
 	pid_t child;
 
@@ -114,6 +125,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	start = now();
 	child = fork();
 	if (child < 0) {
 		perror("fork");
@@ -129,12 +141,16 @@ int main(int argc, char **argv)
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	while (waitpid(child, &status, WNOHANG) == 0) {
+		double t;
+
 		nanosleep(&ts, NULL);
+		t = now();
 		passes += age(path, &busy);
+		aging += now() - t;
 	}
 	rmdir(cg);
-	printf("ager: %d aging passes every %d ms, %d raced\n", passes, ms,
-	       busy);
+	printf("ager: %d aging passes every %d ms, %d raced, aging %.1f s of %.1f s\n",
+	       passes, ms, busy, aging, now() - start);
 	if (!passes) {
 		fprintf(stderr, "ager: no aging pass went through %s\n",
 			LRU_GEN);

@@ -83,7 +83,9 @@ for e in "${want[@]}"; do
 				/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("clear_s", $3, v) }
 				/Populate memory time/ { v = $NF; sub("s$", "", v); out("populate_s", 0, v) }
 				/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
-				/ager: [0-9]+ aging passes/ { out("agings", 0, $3) }
+				/ager: [0-9]+ aging passes/ { out("agings", 0, $3)
+					# "aging A s of T s": the share of the run spent aging.
+					if (split($0, f, "aging ") == 3) { split(f[3], g, " "); if (g[4] > 0) out("aging_share", 0, g[1] / g[4]) } }
 				# lock_stat: con-bounces contentions wait-min wait-max wait-total ...
 				/lockstat: .*mmu_lock(-W)?:/ { s = substr($0, index($0, ":") + 1); sub(/.*mmu_lock(-W)?:/, "", s)
 					split(s, f, " "); out("w_contentions", 0, f[2]); out("w_wait_us", 0, f[5]) }
@@ -104,7 +106,7 @@ rm -f "$dir/boot.txt"
 	echo
 	echo "Absolute figures are inflated by TCG and by a shared host; only ratios within one experiment carry."
 	echo "Ratio: reference median / kernel median (above 1: the kernel takes less time or waits less),"
-	echo "except pages_per_s and agings: kernel / reference (above 1: the kernel does more)."
+	echo "except pages_per_s, agings and aging_share (the ager's time in aging passes / the test's run time): kernel / reference (above 1: the kernel does more)."
 	for e in "${want[@]}"; do
 		read -r variant smp plan kernels <<<"$(exp_row "$e")"
 		read -r -a ks <<<"$kernels"
@@ -137,7 +139,7 @@ rm -f "$dir/boot.txt"
 				}
 				for (i = 1; i <= nk; i++) {
 					key = keys[i]; split(key, p, SUBSEP); rk = p[1] SUBSEP p[2] SUBSEP ref
-					up = p[2] == "pages_per_s" || p[2] == "agings"
+					up = p[2] == "pages_per_s" || p[2] == "agings" || p[2] == "aging_share"
 					if (!(rk in med)) ratio = "-"
 					else if (up) ratio = med[rk] > 0 ? sprintf("%.2f", med[key] / med[rk]) : "-"
 					else ratio = med[key] > 0 ? sprintf("%.2f", med[rk] / med[key]) : (med[rk] > 0 ? "inf" : "-")

@@ -43,6 +43,9 @@ harness() {
 		sed -E 's/^ok [0-9]+ /PASS harness\//; s/^not ok [0-9]+ /FAIL harness\//'
 }
 run_stage harness harness
+# The harness's own check: a write-protect that never reports a flush,
+# injected into a copy of gstage.c, must make its property tests fail.
+run_stage harness-broken make -s -C "$TOP/harness" KSRC="$KTREE" BUILD="$OUT/harness" broken
 run_stage matrix-min-smp2 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 2
 # rseq_test (100,000 forced migrations, no G-stage work) takes 1.5 min with
 # -smp 2 and over 6 min with -smp 4 or lockdep: it runs with -smp 2 only.

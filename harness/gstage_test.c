@@ -1059,6 +1059,113 @@ static void race_test(unsigned long masked)
 	op_end(&e);
 }
 
+/*
+ * The "hardware" sets A and D in a huge leaf (Svadu needs no mmu_lock)
+ * while kvm_riscv_gstage_split_huge() replaces it by a table: whatever
+ * the hardware set in the leaf before the table took its place must be in
+ * every child. The delay adapts to arrive at the end of the split: too
+ * late (the table is in) shortens it, in time lengthens it.
+ */
+struct split_race {
+	pte_t *ptep;
+	unsigned long round, ack, done;
+	bool stop, set;
+};
+
+static void *split_hw_thread(void *arg)
+{
+	struct split_race *r = arg;
+	unsigned long last = 0, cur, seed = 88172645463325252UL, maxd = 64;
+	unsigned long spins, old, k, d;
+
+	pin_to_cpu(1);
+	for (;;) {
+		spins = 0;
+		while ((cur = __atomic_load_n(&r->round, __ATOMIC_ACQUIRE)) ==
+		       last) {
+			if (__atomic_load_n(&r->stop, __ATOMIC_RELAXED))
+				return NULL;
+			hw_wait(&spins);
+		}
+		last = cur;
+		__atomic_store_n(&r->ack, cur, __ATOMIC_RELEASE);
+		seed ^= seed << 13, seed ^= seed >> 7;
+		seed ^= seed << 17;
+		d = seed % maxd;
+		for (k = 0; k < d; k++)
+			__asm__ volatile("" ::: "memory");
+		old = __atomic_load_n(&r->ptep->pte, __ATOMIC_RELAXED);
+		do {
+			if (!(old & _PAGE_LEAF))
+				break;
+		} while (!__atomic_compare_exchange_n(&r->ptep->pte, &old,
+						      old | A | D, false,
+						      __ATOMIC_RELAXED,
+						      __ATOMIC_RELAXED));
+		r->set = old & _PAGE_LEAF;
+		if (r->set)
+			maxd += 16;
+		else if (maxd > 16)
+			maxd -= maxd / 4;
+		__atomic_store_n(&r->done, cur, __ATOMIC_RELEASE);
+	}
+}
+
+static void test_race_split_huge(unsigned long unused)
+{
+	unsigned long rd, rounds = opt_race_iters / 16, set = 0, lost = 0;
+	gpa_t gpa0 = 5 * PMD_SIZE;
+	struct split_race r = { 0 };
+	unsigned long spins, v;
+	struct env e;
+	pthread_t t;
+	pte_t *c;
+	u32 l;
+	int i;
+
+	env_init(&e, 3, false);
+	pin_to_cpu(0);
+	pthread_create(&t, NULL, split_hw_thread, &r);
+	for (rd = 1; rd <= rounds; rd++) {
+		op_begin(&e);
+		CHECK(!map_gpa(&e, gpa0, 1, false, false));
+		r.ptep = leaf(&e, gpa0, &l);
+		if (!CHECK(r.ptep && l == 1))
+			break;
+		set_pte(r.ptep, __pte(pte_val(*r.ptep) & ~(A | D)));
+		__atomic_store_n(&r.round, rd, __ATOMIC_RELEASE);
+		for (spins = 0;
+		     __atomic_load_n(&r.ack, __ATOMIC_ACQUIRE) != rd;)
+			hw_wait(&spins);
+		kvm_riscv_gstage_split_huge(&e.gs, &e.pc, gpa0, 0, false);
+		for (spins = 0;
+		     __atomic_load_n(&r.done, __ATOMIC_ACQUIRE) != rd;)
+			hw_wait(&spins);
+		c = leaf(&e, gpa0, &l);
+		if (!CHECK(c && l == 0))
+			break;
+		if (r.set) {
+			set++;
+			for (i = 0; i < PTRS_PER_PTE; i++) {
+				v = pte_val(ptep_get(&c[i]));
+				if (!(v & A) || !(v & D)) {
+					lost++;
+					break;
+				}
+			}
+		}
+		kvm_riscv_gstage_unmap_range(&e.gs, gpa0, PMD_SIZE, false);
+		op_end(&e);
+	}
+	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+	pthread_join(t, NULL);
+	pin_to_cpu(-1);
+	printf("# %lu racing splits: hw set A|D in %lu, lost in %lu\n", rounds,
+	       set, lost);
+	CHECK(set && set < rounds && lost == 0);
+	CHECK(no_leaked_tables(&e));
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(unsigned long arg);
@@ -1077,6 +1184,7 @@ static const struct {
 #endif
 	{ "race_wp_pt_masked", race_test, true },
 	{ "race_wp_range", race_test, false },
+	{ "race_split_huge", test_race_split_huge },
 };
 
 #ifdef GSTAGE_COUNT

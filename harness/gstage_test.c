@@ -1098,10 +1098,9 @@ static void *split_hw_thread(void *arg)
 		do {
 			if (!(old & _PAGE_LEAF))
 				break;
-		} while (!__atomic_compare_exchange_n(&r->ptep->pte, &old,
-						      old | A | D, false,
-						      __ATOMIC_RELAXED,
-						      __ATOMIC_RELAXED));
+		} while (!__atomic_compare_exchange_n(
+			&r->ptep->pte, &old, old | A | D, false,
+			__ATOMIC_RELAXED, __ATOMIC_RELAXED));
 		r->set = old & _PAGE_LEAF;
 		if (r->set)
 			maxd += 16;

@@ -22,6 +22,9 @@ unsigned long shim_nr_flushes, shim_nr_flush_all, shim_flush_all_seq;
 
 static unsigned long mem_used; /* bump allocator, in pages */
 static struct list_head free_list = LIST_HEAD_INIT(free_list);
+/* Shared-walk faults allocate and free tables in parallel. */
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+unsigned long shim_unlinked_frees;
 
 static unsigned long rcu_gp = 1, rcu_slot[SHIM_MAX_READERS];
 static int rcu_nr_slots;
@@ -75,9 +78,11 @@ void shim_mem_reset(void)
 /* @n zeroed pages aligned to @n pages (n is a power of two). */
 void *shim_alloc_pages(unsigned long n)
 {
-	unsigned long first = ALIGN(mem_used, n), i;
+	unsigned long first, i;
 	struct page *page;
 
+	pthread_mutex_lock(&mem_lock);
+	first = ALIGN(mem_used, n);
 	if (n == 1 && !list_empty(&free_list)) {
 		page = list_entry(free_list.next, struct page, lru);
 		list_del(&page->lru);
@@ -96,6 +101,7 @@ void *shim_alloc_pages(unsigned long n)
 		fill_page(&shim_pages[i], 0);
 	}
 	shim_pages_in_use += n;
+	pthread_mutex_unlock(&mem_lock);
 	return page_address(&shim_pages[first]);
 }
 
@@ -106,10 +112,43 @@ void *kvm_mmu_memory_cache_alloc(struct kvm_mmu_memory_cache *mc)
 	return shim_alloc_pages(1);
 }
 
+/* Does a table entry of a live page link to @page? */
+static bool linked(struct page *page)
+{
+	unsigned long pfn = (__pa(page_address(page)) >> PAGE_SHIFT), i, j, v;
+
+	for (i = 0; i < mem_used; i++) {
+		if (READ_ONCE(shim_pages[i].freed))
+			continue;
+		for (j = 0; j < PTRS_PER_PTE; j++) {
+			v = pte_val(ptep_get((pte_t *)page_address(
+						    &shim_pages[i]) + j));
+			if ((v & (_PAGE_PRESENT | _PAGE_LEAF)) ==
+				    _PAGE_PRESENT &&
+			    pte_pfn(__pte(v)) == pfn)
+				return true;
+		}
+	}
+	return false;
+}
+
+static bool zeroed(struct page *page)
+{
+	pte_t *p = page_address(page);
+	int i;
+
+	for (i = 0; i < PTRS_PER_PTE; i++)
+		if (pte_val(ptep_get(&p[i])))
+			return false;
+	return true;
+}
+
 /*
- * Pages are only freed by RCU callbacks; a table only after it was
- * unlinked (it or the root of its subtree) and then the whole VMID was
- * flushed. Freed pages are poisoned, for ASAN too.
+ * Pages are freed by RCU callbacks; a table only after it was unlinked (it
+ * or the root of its subtree) and then the whole VMID was flushed. Outside
+ * a callback, only a zeroed table page that no entry links to (a fault
+ * lost the race to link it) may be freed. Freed pages are poisoned, for
+ * ASAN too.
  */
 static void free_pages_checked(struct page *page, unsigned long n)
 {
@@ -118,23 +157,30 @@ static void free_pages_checked(struct page *page, unsigned long n)
 			      NULL;
 	unsigned long i;
 
-	if (!WARN_ON(!top) && n == 1)
+	pthread_mutex_lock(&mem_lock);
+	if (!top) {
+		WARN_ON(n != 1 || !zeroed(page) || linked(page));
+		shim_unlinked_frees++;
+	} else if (n == 1) {
 		WARN_ON(!top->unlink_seq ||
 			shim_flush_all_seq < top->unlink_seq);
+	}
 	for (i = 0; i < n; i++, page++) {
 		if (WARN_ON(page->freed))
-			return;
+			break;
 		fill_page(page, SHIM_POISON);
 		ASAN_POISON_MEMORY_REGION(page_address(page), PAGE_SIZE);
 		WRITE_ONCE(page->freed, true);
 		list_add(&page->lru, &free_list);
 		shim_pages_in_use--;
 	}
+	pthread_mutex_unlock(&mem_lock);
 }
 
 void free_page(unsigned long addr)
 {
-	free_pages_checked(virt_to_page((void *)addr), 1);
+	if (addr) /* as free_pages(): 0 is no page */
+		free_pages_checked(virt_to_page((void *)addr), 1);
 }
 
 void __free_pages(struct page *page, unsigned int order)
@@ -213,7 +259,7 @@ void shim_rcu_poll(bool wait)
 	}
 }
 
-static bool shim_ipi;
+static __thread bool shim_ipi; /* on_each_cpu() runs the function here */
 
 void on_each_cpu(void (*func)(void *info), void *info, int wait)
 {
@@ -222,15 +268,17 @@ void on_each_cpu(void (*func)(void *info), void *info, int wait)
 	shim_ipi = false;
 }
 
+/* Ranged flushes may come from parallel faults; whole-VMID ones may not. */
 static void record_flush(bool local, unsigned long vmid, gpa_t gpa, gpa_t gpsz,
 			 unsigned long order)
 {
+	unsigned long n;
+
 	local = local && !shim_ipi;
 	WARN_ON(gpsz && (gpsz != BIT(order) || !IS_ALIGNED(gpa, gpsz)));
-	if (shim_nr_flushes < SHIM_MAX_FLUSH)
-		shim_flushes[shim_nr_flushes] =
-			(struct shim_flush){ local, vmid, gpa, gpsz };
-	shim_nr_flushes++;
+	n = __atomic_fetch_add(&shim_nr_flushes, 1, __ATOMIC_RELAXED);
+	if (n < SHIM_MAX_FLUSH)
+		shim_flushes[n] = (struct shim_flush){ local, vmid, gpa, gpsz };
 	if (!gpsz)
 		shim_flush_all_seq = ++shim_seq;
 }

@@ -17,6 +17,7 @@
 #define CONFIG_64BIT 1
 
 /* Not <errno.h>: it would include our own linux/errno.h. */
+#define EAGAIN 11
 #define ENOMEM 12
 #define EEXIST 17
 #define EINVAL 22
@@ -214,7 +215,8 @@ void __free_pages(struct page *page, unsigned int order);
 /* Table pages accounted by gstage.c (and the root, by the test). */
 extern long shim_pgtable_pages;
 #define kvm_account_pgtable_pages(virt, nr) \
-	((void)(virt), shim_pgtable_pages += (nr))
+	((void)(virt), __atomic_fetch_add(&shim_pgtable_pages, (nr), \
+					  __ATOMIC_RELAXED))
 
 /* Test-side arena control (shim.c). */
 extern long shim_pages_in_use;
@@ -359,6 +361,9 @@ struct kvm {
 	struct kvm_vm_stat stat;
 };
 
+/* The tests hold their own locks; lockdep is not simulated. */
+#define lockdep_assert_held_write(lock) ((void)(lock))
+
 static inline int cond_resched_rwlock_write(int *lock)
 {
 	return 0;
@@ -373,6 +378,8 @@ struct shim_flush {
 #define SHIM_MAX_FLUSH 4096
 extern struct shim_flush shim_flushes[SHIM_MAX_FLUSH];
 extern unsigned long shim_nr_flushes, shim_nr_flush_all, shim_flush_all_seq;
+/* Table pages freed outside RCU callbacks: never linked (shim.c). */
+extern unsigned long shim_unlinked_frees;
 
 void kvm_riscv_local_hfence_gvma_vmid_gpa(unsigned long vmid, gpa_t gpa,
 					  gpa_t gpsz, unsigned long order);

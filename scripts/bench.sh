@@ -29,12 +29,6 @@ exp_row() {
 	awk -v n="$1" '$1 == n { $1 = ""; print substr($0, 2) }' "$table"
 }
 
-stamp=$(date -u +%Y-%m-%d-%H%M)
-dir=$TOP/results/$stamp
-mkdir -p "$dir"
-csv=$dir/data.csv
-echo "experiment,kernel,round,test,metric,iteration,value" >"$csv"
-
 # Build every kernel once per variant; userspace comes from the series.
 stage "preparing kernels"
 "$TOP/scripts/base.sh" >/dev/null
@@ -61,6 +55,14 @@ for e in "${want[@]}"; do
 	mins=$((mins + (k * reps * n * f * 25 + 59) / 60 + k * reps / 2))
 done
 echo "bench: ${want[*]}, $reps rounds each; expect about $mins min on an idle machine"
+
+# The results folder only once every kernel is ready: a run that cannot
+# start leaves none behind.
+stamp=$(date -u +%Y-%m-%d-%H%M)
+dir=$TOP/results/$stamp
+mkdir -p "$dir"
+csv=$dir/data.csv
+echo "experiment,kernel,round,test,metric,iteration,value" >"$csv"
 
 for e in "${want[@]}"; do
 	read -r variant smp plan kernels <<<"$(exp_row "$e")"

@@ -1029,10 +1029,15 @@ static void test_race_shared_faults(unsigned long unused)
 /* ---- races with a "hardware" thread doing atomic A/D updates ---- */
 #define RACE_N 64
 
-struct race {
-	pte_t *ptep[RACE_N];
+/* A race test and its "hardware" thread go through rounds in lockstep. */
+struct hw_rounds {
 	unsigned long round, ack, done;
 	bool stop;
+};
+
+struct race {
+	pte_t *ptep[RACE_N];
+	struct hw_rounds h;
 	unsigned char set[RACE_N]; /* 1: hw set A, 2: hw set D */
 };
 
@@ -1057,6 +1062,52 @@ static void pin_to_cpu(int cpu)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+/* Test side: start round @rd once the hardware thread took it. */
+static void hw_round_start(struct hw_rounds *h, unsigned long rd)
+{
+	unsigned long spins = 0;
+
+	__atomic_store_n(&h->round, rd, __ATOMIC_RELEASE);
+	/* Start together: both threads are on a CPU right now. */
+	while (__atomic_load_n(&h->ack, __ATOMIC_ACQUIRE) != rd)
+		hw_wait(&spins);
+}
+
+/* Test side: wait until the hardware thread is done with round @rd. */
+static void hw_round_wait(struct hw_rounds *h, unsigned long rd)
+{
+	unsigned long spins = 0;
+
+	while (__atomic_load_n(&h->done, __ATOMIC_ACQUIRE) != rd)
+		hw_wait(&spins);
+}
+
+/* Hardware side: take the round after *@cur; false once stopped. */
+static bool hw_round_take(struct hw_rounds *h, unsigned long *cur)
+{
+	unsigned long spins = 0, last = *cur;
+
+	while ((*cur = __atomic_load_n(&h->round, __ATOMIC_ACQUIRE)) == last) {
+		if (__atomic_load_n(&h->stop, __ATOMIC_RELAXED))
+			return false;
+		hw_wait(&spins);
+	}
+	__atomic_store_n(&h->ack, *cur, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Hardware side: a random delay below @maxd (xorshift state @seed). */
+static void hw_delay(unsigned long *seed, unsigned long maxd)
+{
+	unsigned long k, d;
+
+	*seed ^= *seed << 13, *seed ^= *seed >> 7;
+	*seed ^= *seed << 17;
+	d = *seed % maxd;
+	for (k = 0; k < d; k++)
+		__asm__ volatile("" ::: "memory");
+}
+
 /*
  * Sets A (read access) then A|D (write access), only while W is set, on
  * each PTE in turn, aiming at the moment write-protect reaches it: start
@@ -1066,21 +1117,12 @@ static void pin_to_cpu(int cpu)
 static void *hw_thread(void *arg)
 {
 	struct race *r = arg;
-	unsigned long last = 0, cur, seed = 88172645463325252UL, maxd = 64;
-	unsigned long spins, old, k, d;
+	unsigned long cur = 0, seed = 88172645463325252UL, maxd = 64;
+	unsigned long spins, old;
 	int i, b, lead = 0;
 
 	pin_to_cpu(1);
-	for (;;) {
-		spins = 0;
-		while ((cur = __atomic_load_n(&r->round, __ATOMIC_ACQUIRE)) ==
-		       last) {
-			if (__atomic_load_n(&r->stop, __ATOMIC_RELAXED))
-				return NULL;
-			hw_wait(&spins);
-		}
-		last = cur;
-		__atomic_store_n(&r->ack, cur, __ATOMIC_RELEASE);
+	while (hw_round_take(&r->h, &cur)) {
 		for (i = 0; i < RACE_N; i++) {
 			for (spins = 0;
 			     i > lead &&
@@ -1089,11 +1131,7 @@ static void *hw_thread(void *arg)
 			      W);)
 				hw_wait(&spins);
 			for (b = 0; b < 2; b++) {
-				seed ^= seed << 13, seed ^= seed >> 7;
-				seed ^= seed << 17;
-				d = seed % maxd;
-				for (k = 0; k < d; k++)
-					__asm__ volatile("" ::: "memory");
+				hw_delay(&seed, maxd);
 				old = __atomic_load_n(&r->ptep[i]->pte,
 						      __ATOMIC_RELAXED);
 				do {
@@ -1114,15 +1152,16 @@ static void *hw_thread(void *arg)
 					lead--, maxd = 64;
 			}
 		}
-		__atomic_store_n(&r->done, cur, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->h.done, cur, __ATOMIC_RELEASE);
 	}
+	return NULL;
 }
 
 static void race_test(unsigned long masked)
 {
 	unsigned long rd, rounds = (opt_race_iters + RACE_N - 1) / RACE_N;
 	unsigned long lost_a = 0, lost_d = 0, w_left = 0, hw_bits = 0;
-	unsigned long clean[RACE_N], spins, v;
+	unsigned long clean[RACE_N], v;
 	gpa_t gpa0 = 5 * PMD_SIZE;
 	struct race r = { 0 };
 	struct env e;
@@ -1144,20 +1183,14 @@ static void race_test(unsigned long masked)
 			set_pte(r.ptep[i], __pte(clean[i]));
 			r.set[i] = 0;
 		}
-		__atomic_store_n(&r.round, rd, __ATOMIC_RELEASE);
-		/* Start together: both threads are on a CPU right now. */
-		for (spins = 0;
-		     __atomic_load_n(&r.ack, __ATOMIC_ACQUIRE) != rd;)
-			hw_wait(&spins);
+		hw_round_start(&r.h, rd);
 		if (masked)
 			CHECK(kvm_riscv_gstage_wp_pt_masked(
 				&e.gs, gpa0 >> PAGE_SHIFT, ~0UL));
 		else
 			CHECK(kvm_riscv_gstage_wp_range(
 				&e.gs, gpa0, gpa0 + RACE_N * PAGE_SIZE));
-		for (spins = 0;
-		     __atomic_load_n(&r.done, __ATOMIC_ACQUIRE) != rd;)
-			hw_wait(&spins);
+		hw_round_wait(&r.h, rd);
 		for (i = 0; i < RACE_N; i++) {
 			v = pte_val(ptep_get(r.ptep[i]));
 			w_left += !!(v & W);
@@ -1166,7 +1199,7 @@ static void race_test(unsigned long masked)
 			hw_bits += __builtin_popcount(r.set[i]);
 		}
 	}
-	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&r.h.stop, true, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	pin_to_cpu(-1);
 	printf("# %lu racing WPs: hw set %lu bits, lost A %lu, lost D %lu, W left %lu\n",
@@ -1185,32 +1218,20 @@ static void race_test(unsigned long masked)
  */
 struct split_race {
 	pte_t *ptep;
-	unsigned long round, ack, splitting, done;
-	bool stop, set, raced;
+	struct hw_rounds h;
+	unsigned long splitting;
+	bool set, raced;
 };
 
 static void *split_hw_thread(void *arg)
 {
 	struct split_race *r = arg;
-	unsigned long last = 0, cur, seed = 88172645463325252UL, maxd = 64;
-	unsigned long spins, old, k, d;
+	unsigned long cur = 0, seed = 88172645463325252UL, maxd = 64;
+	unsigned long old;
 
 	pin_to_cpu(1);
-	for (;;) {
-		spins = 0;
-		while ((cur = __atomic_load_n(&r->round, __ATOMIC_ACQUIRE)) ==
-		       last) {
-			if (__atomic_load_n(&r->stop, __ATOMIC_RELAXED))
-				return NULL;
-			hw_wait(&spins);
-		}
-		last = cur;
-		__atomic_store_n(&r->ack, cur, __ATOMIC_RELEASE);
-		seed ^= seed << 13, seed ^= seed >> 7;
-		seed ^= seed << 17;
-		d = seed % maxd;
-		for (k = 0; k < d; k++)
-			__asm__ volatile("" ::: "memory");
+	while (hw_round_take(&r->h, &cur)) {
+		hw_delay(&seed, maxd);
 		old = __atomic_load_n(&r->ptep->pte, __ATOMIC_RELAXED);
 		do {
 			if (!(old & _PAGE_LEAF))
@@ -1225,8 +1246,9 @@ static void *split_hw_thread(void *arg)
 			maxd -= maxd / 4;
 		else if (!r->raced)
 			maxd += maxd / 8 + 16;
-		__atomic_store_n(&r->done, cur, __ATOMIC_RELEASE);
+		__atomic_store_n(&r->h.done, cur, __ATOMIC_RELEASE);
 	}
+	return NULL;
 }
 
 static void test_race_split_huge(unsigned long unused)
@@ -1235,7 +1257,7 @@ static void test_race_split_huge(unsigned long unused)
 	unsigned long lost = 0;
 	gpa_t gpa0 = 5 * PMD_SIZE;
 	struct split_race r = { 0 };
-	unsigned long spins, v;
+	unsigned long v;
 	struct env e;
 	pthread_t t;
 	pte_t *c;
@@ -1252,15 +1274,10 @@ static void test_race_split_huge(unsigned long unused)
 		if (!CHECK(r.ptep && l == 1))
 			break;
 		set_pte(r.ptep, __pte(pte_val(*r.ptep) & ~(A | D)));
-		__atomic_store_n(&r.round, rd, __ATOMIC_RELEASE);
-		for (spins = 0;
-		     __atomic_load_n(&r.ack, __ATOMIC_ACQUIRE) != rd;)
-			hw_wait(&spins);
+		hw_round_start(&r.h, rd);
 		__atomic_store_n(&r.splitting, rd, __ATOMIC_RELEASE);
 		kvm_riscv_gstage_split_huge(&e.gs, &e.pc, gpa0, 0, false);
-		for (spins = 0;
-		     __atomic_load_n(&r.done, __ATOMIC_ACQUIRE) != rd;)
-			hw_wait(&spins);
+		hw_round_wait(&r.h, rd);
 		c = leaf(&e, gpa0, &l);
 		if (!CHECK(c && l == 0))
 			break;
@@ -1278,7 +1295,7 @@ static void test_race_split_huge(unsigned long unused)
 		kvm_riscv_gstage_unmap_range(&e.gs, gpa0, PMD_SIZE, false);
 		op_end(&e);
 	}
-	__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+	__atomic_store_n(&r.h.stop, true, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	pin_to_cpu(-1);
 	printf("# %lu racing splits: hw set A|D in %lu, %lu of them during the split, lost in %lu\n",

@@ -44,13 +44,18 @@ static bool check_fail(int line, const char *cond)
 
 static unsigned long rnd_state;
 
+/* xorshift64*, with state *@s (never 0): threads keep their own. */
+static unsigned long rnd_next(unsigned long *s)
+{
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 2685821657736338717UL;
+}
+
 static unsigned long rnd(void)
 {
-	/* xorshift64* */
-	rnd_state ^= rnd_state >> 12;
-	rnd_state ^= rnd_state << 25;
-	rnd_state ^= rnd_state >> 27;
-	return rnd_state * 2685821657736338717UL;
+	return rnd_next(&rnd_state);
 }
 
 static unsigned long rndn(unsigned long n)
@@ -830,7 +835,7 @@ struct age_race {
 static void *ager_thread(void *arg)
 {
 	struct age_race *r = arg;
-	unsigned long x = (unsigned long)&x | 1, walks = 0;
+	unsigned long seed = (unsigned long)&seed | 1, x, walks = 0;
 	struct kvm_gstage gs;
 	gpa_t s;
 	int i;
@@ -842,7 +847,7 @@ static void *ager_thread(void *arg)
 			kvm_riscv_gstage_init(&gs, r->kvm);
 			if (!gs.pgd)
 				break;
-			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			x = rnd_next(&seed);
 			s = ALIGN_DOWN(x % (2 * PUD_SIZE), PAGE_SIZE);
 			kvm_riscv_gstage_age_range(
 				&gs, s, s + (x & 1 ? 4 * PMD_SIZE : PUD_SIZE),
@@ -930,7 +935,8 @@ struct fault_race {
 static void *fault_thread(void *arg)
 {
 	struct fault_race *r = arg;
-	unsigned long x = (unsigned long)&x | 1, n, retried = 0, bad = 0;
+	unsigned long seed = (unsigned long)&seed | 1, x, n;
+	unsigned long retried = 0, bad = 0;
 	struct kvm_mmu_memory_cache pc = { 0 };
 	struct kvm_gstage_mapping out;
 	struct kvm_gstage gs;
@@ -940,7 +946,7 @@ static void *fault_thread(void *arg)
 	int l, ret;
 
 	for (n = 0; !__atomic_load_n(&r->stop, __ATOMIC_RELAXED); n++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		x = rnd_next(&seed);
 		g = (x >> 8) % 2 * PUD_SIZE + (x >> 9) % 2 * PMD_SIZE +
 		    (x >> 10) % 64 * PAGE_SIZE;
 		l = x % 8 ? 0 : 1;
@@ -976,7 +982,7 @@ static void *fault_thread(void *arg)
 
 static void test_race_shared_faults(unsigned long unused)
 {
-	unsigned long n, lost = shim_unlinked_frees, x = 7;
+	unsigned long n, lost = shim_unlinked_frees, seed = 7, x;
 	struct fault_race r = { 0 };
 	pthread_rwlockattr_t attr;
 	pthread_t t[2];
@@ -997,7 +1003,7 @@ static void test_race_shared_faults(unsigned long unused)
 	for (n = 0; n < 10 * opt_race_iters &&
 		    (n < opt_race_iters || shim_unlinked_frees == lost);
 	     n++) {
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		x = rnd_next(&seed);
 		g = (x >> 8) % 2 * PUD_SIZE + (x >> 9) % 2 * PMD_SIZE;
 		pthread_rwlock_wrlock(&r.lock);
 		if (x % 4)
@@ -1099,11 +1105,8 @@ static bool hw_round_take(struct hw_rounds *h, unsigned long *cur)
 /* Hardware side: a random delay below @maxd (xorshift state @seed). */
 static void hw_delay(unsigned long *seed, unsigned long maxd)
 {
-	unsigned long k, d;
+	unsigned long k, d = rnd_next(seed) % maxd;
 
-	*seed ^= *seed << 13, *seed ^= *seed >> 7;
-	*seed ^= *seed << 17;
-	d = *seed % maxd;
 	for (k = 0; k < d; k++)
 		__asm__ volatile("" ::: "memory");
 }

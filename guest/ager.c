@@ -1,16 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ager MS CMD [ARG...]: run CMD in a memory cgroup of its own and force an
- * MGLRU aging pass on that cgroup every MS milliseconds until CMD exits,
- * through /sys/kernel/debug/lru_gen ("+ memcg node max_gen 1 1": swappiness
- * 1 so anonymous memory is aged too, force_scan so the page tables, and
- * with them KVM's secondary MMU, are walked). Prints the passes and the
- * time they took against CMD's run time: under TCG an aging pass can take
- * longer than MS, and then the ager keeps one hart busy. Exits with CMD's
- * status, or 1 if not one aging pass went through.
+ * ager [-i] MS CMD [ARG...]: run CMD in a memory cgroup of its own and age
+ * its memory every MS milliseconds until CMD exits.
+ *
+ * By default a pass is a forced MGLRU aging pass on that cgroup, through
+ * /sys/kernel/debug/lru_gen ("+ memcg node max_gen 1 1": swappiness 1 so
+ * anonymous memory is aged too, force_scan so the page tables, and with
+ * them KVM's secondary MMU, are walked). MGLRU walks page tables only where
+ * the hardware sets Accessed bits (arch_has_hw_pte_young(), Svadu on
+ * RISC-V); elsewhere such a pass clears no KVM Accessed bit.
+ *
+ * With -i a pass marks every present page of the cgroup's processes idle
+ * through /proc/PID/pagemap and /sys/kernel/mm/page_idle/bitmap, which
+ * clears the Accessed bits of every mapping of those pages, KVM's G-stage
+ * included (mmu_notifier_clear_young(), no TLB flush), on any hardware.
+ *
+ * Prints the passes and the time they took against CMD's run time: under
+ * TCG a pass can take longer than MS, and then the ager keeps one hart
+ * busy. Exits with CMD's status, or 1 if not one pass went through.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +31,9 @@
 #include <unistd.h>
 
 #define LRU_GEN "/sys/kernel/debug/lru_gen"
+#define PAGE_IDLE "/sys/kernel/mm/page_idle/bitmap"
+#define PM_PRESENT (1ULL << 63)
+#define PM_PFN_MASK ((1ULL << 55) - 1)
 #define MAX_NODES 8
 
 struct memcg {
@@ -85,6 +99,85 @@ static int age(const char *path, int *busy)
 	return done;
 }
 
+/* Idle bitmap words are written one at a time, each when it is complete. */
+struct idle_word {
+	int fd;
+	uint64_t index;
+	uint64_t bits;
+	long pages;
+};
+
+static void idle_flush(struct idle_word *w)
+{
+	if (w->bits &&
+	    pwrite(w->fd, &w->bits, sizeof(w->bits), w->index * 8) == 8)
+		w->pages += __builtin_popcountll(w->bits);
+	w->bits = 0;
+}
+
+static void idle_pfn(struct idle_word *w, uint64_t pfn)
+{
+	if (pfn / 64 != w->index) {
+		idle_flush(w);
+		w->index = pfn / 64;
+	}
+	w->bits |= 1ULL << (pfn % 64);
+}
+
+/* Mark every present page of process @pid idle. */
+static void idle_process(struct idle_word *w, int pid)
+{
+	char file[64], line[512];
+	unsigned long start, end;
+	uint64_t ent[512];
+	int pm;
+	FILE *maps;
+
+	snprintf(file, sizeof(file), "/proc/%d/maps", pid);
+	maps = fopen(file, "r");
+	snprintf(file, sizeof(file), "/proc/%d/pagemap", pid);
+	pm = open(file, O_RDONLY);
+	while (maps && pm >= 0 && fgets(line, sizeof(line), maps)) {
+		if (sscanf(line, "%lx-%lx", &start, &end) != 2)
+			continue;
+		for (; start < end; start += 512 * 4096UL) {
+			size_t n = (end - start) / 4096;
+			ssize_t got;
+			size_t i;
+
+			if (n > 512)
+				n = 512;
+			got = pread(pm, ent, n * 8, start / 4096 * 8);
+			for (i = 0; got > 0 && i < (size_t)got / 8; i++)
+				if (ent[i] & PM_PRESENT)
+					idle_pfn(w, ent[i] & PM_PFN_MASK);
+		}
+	}
+	if (pm >= 0)
+		close(pm);
+	if (maps)
+		fclose(maps);
+}
+
+/* One page_idle pass over the processes of cgroup @procs; returns 1 if it marked pages. */
+static int idle(const char *procs, long *pages)
+{
+	struct idle_word w = { .index = 0, .bits = 0, .pages = 0 };
+	FILE *f = fopen(procs, "r");
+	int pid;
+
+	w.fd = open(PAGE_IDLE, O_WRONLY);
+	while (f && w.fd >= 0 && fscanf(f, "%d", &pid) == 1)
+		idle_process(&w, pid);
+	idle_flush(&w);
+	if (w.fd >= 0)
+		close(w.fd);
+	if (f)
+		fclose(f);
+	*pages += w.pages;
+	return w.pages > 0;
+}
+
 static void write_file(const char *file, const char *s)
 {
 	int fd = open(file, O_WRONLY);
@@ -107,13 +200,19 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	char cg[64], path[32], procs[80];
-	int ms, status, passes = 0, busy = 0;
+	int ms, status, passes = 0, busy = 0, page_idle = 0;
 	double start, aging = 0;
 	struct timespec ts;
+	long pages = 0;
 	pid_t child;
 
+	if (argc > 1 && !strcmp(argv[1], "-i")) {
+		page_idle = 1;
+		argv++;
+		argc--;
+	}
 	if (argc < 3 || atoi(argv[1]) <= 0) {
-		fprintf(stderr, "usage: ager MS CMD [ARG...]\n");
+		fprintf(stderr, "usage: ager [-i] MS CMD [ARG...]\n");
 		return 2;
 	}
 	ms = atoi(argv[1]);
@@ -145,15 +244,19 @@ int main(int argc, char **argv)
 
 		nanosleep(&ts, NULL);
 		t = now();
-		passes += age(path, &busy);
+		passes += page_idle ? idle(procs, &pages) : age(path, &busy);
 		aging += now() - t;
 	}
 	rmdir(cg);
-	printf("ager: %d aging passes every %d ms, %d raced, aging %.1f s of %.1f s\n",
-	       passes, ms, busy, aging, now() - start);
+	if (page_idle)
+		printf("ager: %d page_idle passes every %d ms, %ld pages marked idle, aging %.1f s of %.1f s\n",
+		       passes, ms, pages, aging, now() - start);
+	else
+		printf("ager: %d aging passes every %d ms, %d raced, aging %.1f s of %.1f s\n",
+		       passes, ms, busy, aging, now() - start);
 	if (!passes) {
 		fprintf(stderr, "ager: no aging pass went through %s\n",
-			LRU_GEN);
+			page_idle ? PAGE_IDLE : LRU_GEN);
 		return 1;
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Usage: bench.sh  (EXPERIMENTS="wp atomic ..." default: all, REPS=5)
-# A/B benchmark under QEMU -cpu rv64,h=true. Runs the experiments of
+# A/B benchmark under QEMU (each experiment names its CPU model, see
+# model_cpu in lib.sh). Runs the experiments of
 # bench/experiments: boots each experiment's kernels REPS times, rotating
 # their order every round, runs its plan, and writes a dated report to
 # results/DATE/: report.md (medians, min-max, N, ratios against the
@@ -24,7 +25,7 @@ for e in "${want[@]}"; do
 	printf '%s\n' "${exps[@]}" | grep -qx "$e" || die "no experiment '$e' in bench/experiments (${exps[*]})"
 done
 
-# exp_row NAME: prints "variant smp plan kernels..." of experiment NAME.
+# exp_row NAME: prints "variant model smp plan kernels..." of experiment NAME.
 exp_row() {
 	awk -v n="$1" '$1 == n { $1 = ""; print substr($0, 2) }' "$table"
 }
@@ -39,7 +40,7 @@ stage "preparing kernels"
 declare -A built=()
 mins=0
 for e in "${want[@]}"; do
-	read -r variant smp plan kernels <<<"$(exp_row "$e")"
+	read -r variant model smp plan kernels <<<"$(exp_row "$e")"
 	[ -f "$TOP/$plan" ] || die "experiment $e: no plan $plan"
 	for k in $kernels; do
 		if [ -z "${built[$k/$variant]:-}" ]; then
@@ -65,7 +66,7 @@ csv=$dir/data.csv
 echo "experiment,kernel,round,test,metric,iteration,value" >"$csv"
 
 for e in "${want[@]}"; do
-	read -r variant smp plan kernels <<<"$(exp_row "$e")"
+	read -r variant model smp plan kernels <<<"$(exp_row "$e")"
 	read -r -a ks <<<"$kernels"
 	for r in $(seq 1 "$reps"); do
 		# Rotate the order every round so no kernel always runs first.
@@ -73,9 +74,9 @@ for e in "${want[@]}"; do
 		for k in "${ks[@]:$o}" "${ks[@]:0:$o}"; do
 			stage "$e: round $r/$reps: $k"
 			KIMAGE=$OUT/bench/$k-$variant.Image INITRD_TREE=series BOOT_TIMEOUT=2400 \
-				"$TOP/scripts/boot.sh" "$k" "$variant" "$TOP/$plan" "$smp" >"$dir/boot.txt" 2>&1 ||
+				"$TOP/scripts/boot.sh" "$k" "$variant" "$TOP/$plan" "$smp" "$model" >"$dir/boot.txt" 2>&1 ||
 				die "benchmark boot of $k ($e) failed: $(grep -m1 '^FAIL' "$dir/boot.txt")"
-			log=$OUT/logs/$k-$variant-$(basename "$plan" .plan)-smp$smp.log
+			log=$OUT/logs/$k-$variant-$(basename "$plan" .plan)-smp$smp-$model.log
 			cp "$log" "$dir/$e-$k-round$r.log"
 			# Iteration 1 populates memory: keep iterations 2 and later.
 			tr -d '\r' <"$log" | awk -v p="$e,$k,$r" '
@@ -103,19 +104,19 @@ rm -f "$dir/boot.txt"
 {
 	echo "# Benchmark $stamp"
 	echo
-	echo "QEMU: $(qemu-system-riscv64 --version | head -1); -M virt -cpu rv64,h=true,sscofpmf=true -m 2G, TCG multi-threaded."
+	echo "QEMU: $(qemu-system-riscv64 --version | head -1); -M virt -m 2G, TCG multi-threaded; each experiment names its CPU model."
 	echo "Host: $(nproc) CPUs, $(uname -r). $reps rounds, the kernels' order rotated every round. Command: \`REPS=$reps EXPERIMENTS=\"${want[*]}\" make bench\`."
 	echo
 	echo "Absolute figures are inflated by TCG and by a shared host; only ratios within one experiment carry."
 	echo "Ratio: reference median / kernel median (above 1: the kernel takes less time or waits less),"
 	echo "except pages_per_s, agings and aging_share (the ager's time in aging passes / the test's run time): kernel / reference (above 1: the kernel does more)."
 	for e in "${want[@]}"; do
-		read -r variant smp plan kernels <<<"$(exp_row "$e")"
+		read -r variant model smp plan kernels <<<"$(exp_row "$e")"
 		read -r -a ks <<<"$kernels"
 		echo
 		echo "## $e"
 		echo
-		echo "Config: configs/min.config$([ "$variant" = min ] || echo " + configs/$variant.config"); -smp $smp; plan $plan (run from the selftests folder):"
+		echo "Config: configs/min.config$([ "$variant" = min ] || echo " + configs/$variant.config"); CPU model $model (-cpu $(model_cpu "$model")); -smp $smp; plan $plan (run from the selftests folder):"
 		echo
 		grep '^[a-z0-9]' "$TOP/$plan" | sed 's/^/    /'
 		echo
@@ -156,7 +157,7 @@ rm -f "$dir/boot.txt"
 # One PNG a experiment, a panel a metric: every measurement, x = test,
 # kernels side by side.
 for e in "${want[@]}"; do
-	read -r variant smp plan kernels <<<"$(exp_row "$e")"
+	read -r variant model smp plan kernels <<<"$(exp_row "$e")"
 	read -r -a ks <<<"$kernels"
 	tests=$(awk -F, -v e="$e" '$1 == e && !seen[$4]++ { printf "%s ", $4 }' "$csv")
 	metrics=$(awk -F, -v e="$e" '$1 == e && $5 != "agings" && $5 !~ /contentions/ && !seen[$5]++ { printf "%s ", $5 }' "$csv")

@@ -1,9 +1,12 @@
 #!/bin/bash
-# Usage: boot.sh TREE VARIANT PLAN SMP
-# Boot out/build/TREE-VARIANT under QEMU (-cpu rv64,h=true) with TREE's
-# initramfs (the benchmark: image KIMAGE, INITRD_TREE's initramfs) and the
-# test plan file PLAN, always under a timeout, then judge the run: every
-# KTAP result, the plan's count, a clean power-off, and a console free of
+# Usage: boot.sh TREE VARIANT PLAN SMP [MODEL]
+# Boot out/build/TREE-VARIANT under QEMU with CPU model MODEL (default or
+# rva23, see model_cpu in lib.sh; default: default) with TREE's
+# initramfs (the benchmark: image KIMAGE, INITRD_TREE's initramfs), the
+# extra cpio archives ADDON_RD (space-separated paths) and the test plan
+# file PLAN, always under a timeout, then judge the run: every
+# KTAP result, the plan's count, the guest's isa line against the model,
+# a clean power-off, and a console free of
 # WARN/BUG/Oops/KASAN/lockdep/RCU/hung-task reports.
 # Writes out/logs/ID.log (console) and out/results/ID.tsv (one line a
 # check: pass|fail|skip, name, detail); exits non-zero on any failure.
@@ -11,14 +14,15 @@
 . "$(dirname "$0")/lib.sh"
 need qemu-system-riscv64 timeout
 
-tree=$1 variant=$2 plan=$3 smp=$4
+tree=$1 variant=$2 plan=$3 smp=$4 model=${5:-default}
+cpu=$(model_cpu "$model")
 img=${KIMAGE:-$OUT/build/$tree-$variant/arch/riscv/boot/Image}
 base_rd=$OUT/initramfs/${INITRD_TREE:-$tree}.cpio.gz
 [ -f "$img" ] || die "no kernel image $img: run scripts/kbuild.sh $tree $variant"
 [ -f "$base_rd" ] || die "no initramfs $base_rd: run scripts/initramfs.sh ${INITRD_TREE:-$tree}"
 [ -f "$plan" ] || die "no test plan $plan"
 pname=$(basename "$plan" .plan)
-id=$tree-$variant-$pname-smp$smp
+id=$tree-$variant-$pname-smp$smp-$model
 tmo=${BOOT_TIMEOUT:-1800}
 mem=${QEMU_MEM:-2G}
 log=$OUT/logs/$id.log
@@ -35,9 +39,13 @@ plist=$OUT/initramfs/plan-$id.list
 		echo "file /lib/kvm.ko $OUT/build/$tree-$variant/arch/riscv/kvm/kvm.ko 0644 0 0"
 	fi
 } >"$plist"
-{ cat "$base_rd"; "$OUT/tools/gen_init_cpio" "$plist" | gzip -1; } >"$rd"
+read -r -a addons <<<"${ADDON_RD:-}"
+for a in "${addons[@]}"; do
+	[ -f "$a" ] || die "no extra initramfs archive $a"
+done
+{ cat "$base_rd" "${addons[@]}"; "$OUT/tools/gen_init_cpio" "$plist" | gzip -1; } >"$rd"
 
-cmd=(qemu-system-riscv64 -M virt -cpu "${QEMU_CPU:-rv64,h=true,sscofpmf=true}" -smp "$smp" -m "$mem"
+cmd=(qemu-system-riscv64 -M virt -cpu "$cpu" -smp "$smp" -m "$mem"
      -accel "tcg,thread=multi" -nographic -no-reboot -bios default
      -kernel "$img" -initrd "$rd"
      -append "console=ttyS0 earlycon loglevel=5 panic=-1 ${KCMDLINE:-}")
@@ -71,6 +79,16 @@ elif [ "$ran" -ne "$planned" ]; then
 	result fail "$id/plan" "$ran of $planned tests reported: the guest died mid-plan (see $log)"
 else
 	result pass "$id/plan" "$planned tests reported"
+fi
+
+# The CPU model the guest really got, from its own isa line.
+isa=$(tr -d '\r' <"$log" | sed -n 's/^# isa[[:space:]]*: *//p' | head -1)
+if [ -z "$isa" ]; then
+	result fail "$id/cpu-model" "the guest printed no isa line (see $log)"
+elif why=$(model_check "$model" "$isa"); then
+	result pass "$id/cpu-model" "$model (-cpu $cpu): $isa"
+else
+	result fail "$id/cpu-model" "asked for $model (-cpu $cpu), the guest's isa line $why: $isa"
 fi
 
 # The run itself: power-off and a clean console.

@@ -43,6 +43,38 @@ tree_src() {
 	esac
 }
 
+# CPU models a run can ask for: "default" is QEMU's rv64 with the
+# hypervisor extension (Svadu, Svvptc: hardware A/D updates, no stale
+# entries); "rva23" is QEMU's RVA23 profile CPU, the baseline of the
+# hardware people run (Svade: A/D faults; no Svvptc).
+model_cpu() {
+	case $1 in
+	default) echo "rv64,h=true,sscofpmf=true" ;;
+	rva23) echo "rva23s64" ;;
+	*) die "unknown CPU model '$1' (default or rva23)" ;;
+	esac
+}
+
+# model_check MODEL ISA: exits 0 if the guest's /proc/cpuinfo isa string
+# ISA is what MODEL must give, else prints what is wrong.
+model_check() {
+	local model=$1 isa=$2 has=() lacks=() e
+	case $model in
+	default) has=(svadu svvptc) ;;
+	rva23) has=(svade svnapot) lacks=(svadu svvptc) ;;
+	esac
+	case ${isa%%_*} in
+	rv64*h*) ;;
+	*) echo "no hypervisor extension in '${isa%%_*}'"; return 1 ;;
+	esac
+	for e in "${has[@]}"; do
+		[[ _${isa}_ == *_${e}_* ]] || { echo "no $e"; return 1; }
+	done
+	for e in "${lacks[@]}"; do
+		[[ _${isa}_ != *_${e}_* ]] || { echo "has $e"; return 1; }
+	done
+}
+
 base_var() {
 	sed -n "s/^$1=//p" "$TOP/BASE"
 }

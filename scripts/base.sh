@@ -1,7 +1,8 @@
 #!/bin/bash
 # Fetch the pinned linux-source package, check its SHA-256, unpack it into
 # out/linux and commit it as branch 'base' with a fixed identity and date,
-# so that the base commit id is the same on every machine.
+# so that the base commit id is the same on every machine. out/linux-base
+# is a worktree of it at the base (tree 'base' of kbuild.sh).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need apt-get dpkg-deb sha256sum git xz tar
@@ -20,7 +21,17 @@ fi
 echo "$sum  $deb" | sha256sum -c --quiet - ||
 	die "checksum mismatch for $deb (expected $sum): wrong or corrupt base, delete it and retry"
 
+# base_worktree: out/linux-base, detached at the base commit.
+base_worktree() {
+	if [ "$(git -C "$BASETREE" rev-parse -q HEAD 2>/dev/null)" != "$(git -C "$KTREE" rev-parse base)" ]; then
+		rm -rf "$BASETREE"
+		git -C "$KTREE" worktree prune
+		git -C "$KTREE" worktree add -q --detach "$BASETREE" base
+	fi
+}
+
 if git -C "$KTREE" rev-parse -q --verify refs/heads/base >/dev/null 2>&1; then
+	base_worktree
 	echo "base: $KTREE already holds branch base ($(git -C "$KTREE" rev-parse --short base))"
 	exit 0
 fi
@@ -44,4 +55,5 @@ git config user.name "$PROJ_NAME"
 git config user.email "$PROJ_EMAIL"
 git add -f -A .
 git commit -q -m "Linux $ver (Debian $pkg)"
+base_worktree
 echo "base: $(git rev-parse base)"

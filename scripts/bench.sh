@@ -86,9 +86,9 @@ for e in "${want[@]}"; do
 				/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("clear_s", $3, v) }
 				/Populate memory time/ { v = $NF; sub("s$", "", v); out("populate_s", 0, v) }
 				/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
-				/ager: [0-9]+ aging passes/ { out("agings", 0, $3)
+				/ager: [0-9]+ (aging|page_idle) passes/ { out("agings", 0, $3)
 					# "aging A s of T s": the share of the run spent aging.
-					if (split($0, f, "aging ") == 3) { split(f[3], g, " "); if (g[4] > 0) out("aging_share", 0, g[1] / g[4]) } }
+					if (match($0, /aging [0-9.]+ s of [0-9.]+ s/)) { split(substr($0, RSTART, RLENGTH), g, " "); if (g[5] > 0) out("aging_share", 0, g[2] / g[5]) } }
 				# lock_stat: con-bounces contentions wait-min wait-max wait-total ...
 				/lockstat: .*mmu_lock(-W)?:/ { s = substr($0, index($0, ":") + 1); sub(/.*mmu_lock(-W)?:/, "", s)
 					split(s, f, " "); out("w_contentions", 0, f[2]); out("w_wait_us", 0, f[5]) }

@@ -34,9 +34,12 @@ rd=$OUT/initramfs/boot-$id.cpio.gz
 plist=$OUT/initramfs/plan-$id.list
 {
 	echo "file /plan $plan 0644 0 0"
-	if [ "$variant" = mod ]; then
+	# KVM built as a module: guest/init loads it.
+	ko=$OUT/build/$tree-$variant/arch/riscv/kvm/kvm.ko
+	if [ -z "${KIMAGE:-}" ] && grep -q '^CONFIG_KVM=m' "$OUT/build/$tree-$variant/.config"; then
+		[ -f "$ko" ] || die "KVM is a module in $tree-$variant, but there is no $ko"
 		echo "dir /lib 0755 0 0"
-		echo "file /lib/kvm.ko $OUT/build/$tree-$variant/arch/riscv/kvm/kvm.ko 0644 0 0"
+		echo "file /lib/kvm.ko $ko 0644 0 0"
 	fi
 } >"$plist"
 read -r -a addons <<<"${ADDON_RD:-}"

@@ -3,7 +3,7 @@
 # Build kernel tree TREE (series: out/linux, base: out/linux-base) with config
 # VARIANT (configs/min.config plus configs/VARIANT.config) into
 # out/build/TREE-VARIANT, incrementally. Default target: Image (and modules
-# for the mod variant).
+# where KVM is a module: the debug variant).
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need "${CROSS_COMPILE}gcc" make flex bison bc
@@ -41,6 +41,6 @@ fi
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
 	targets=(Image)
-	[ "$variant" != mod ] || targets+=(modules)
+	! grep -q '^CONFIG_KVM=m' "$obj/.config" || targets+=(modules)
 fi
 make -C "$src" O="$obj" CC="$KCC" -j"$JOBS" -s "${targets[@]}"

@@ -46,17 +46,22 @@ run_stage harness harness
 # The harness's own check: a write-protect that never reports a flush,
 # injected into a copy of gstage.c, must make its property tests fail.
 run_stage harness-broken make -s -C "$TOP/harness" KSRC="$KTREE" BUILD="$OUT/harness" broken
-run_stage matrix-min-smp2 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 2
-# rseq_test (100,000 forced migrations, no G-stage work) takes 1.5 min with
-# -smp 2 and over 6 min with -smp 4 or lockdep: it runs with -smp 2 only.
-KCMDLINE=skip=rseq_test run_stage matrix-min-smp4 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 4
+# The selftest matrix on both CPU models (see model_cpu in lib.sh): QEMU's
+# default rv64 (Svadu, Svvptc) and the RVA23 profile (Svade: Accessed and
+# Dirty faults; no Svvptc). rseq_test (100,000 forced migrations, no
+# G-stage work) takes 1.5 min with -smp 2 and over 6 min with -smp 4 or
+# lockdep: it runs with -smp 2 only.
+run_stage matrix-min-smp2-default "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 2 default
+KCMDLINE=skip=rseq_test run_stage matrix-min-smp4-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 4 rva23
 run_stage leak-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/leak.plan" 2
-run_stage build-mod step "$TOP/scripts/kbuild.sh" series mod
-run_stage modcycle "$TOP/scripts/boot.sh" series mod "$TOP/guest/plans/modcycle.plan" 2
+# The debug kernel: lockdep, PROVE_RCU, DEBUG_VM, KASAN, and KVM=m.
 run_stage build-debug step "$TOP/scripts/kbuild.sh" series debug
-KCMDLINE=skip=rseq_test run_stage matrix-debug-smp2 "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/matrix.plan" 2
-# Lockless aging under forced MGLRU aging, with lockdep and PROVE_RCU.
-run_stage stress-debug "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/stress.plan" 2
+run_stage modcycle "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/modcycle.plan" 2
+KCMDLINE=skip=rseq_test run_stage matrix-debug-smp2-rva23 "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/matrix.plan" 2 rva23
+# Lockless aging under MGLRU and page_idle aging, with lockdep, PROVE_RCU
+# and KASAN, on both models.
+run_stage stress-debug-default "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/stress.plan" 2 default
+run_stage stress-debug-rva23 "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/stress.plan" 2 rva23
 
 p=$(grep -c '^PASS ' "$summary" || true)
 f=$(grep -c '^FAIL ' "$summary" || true)

@@ -17,10 +17,13 @@
  *
  * Prints the passes and the time they took against CMD's run time: under
  * TCG a pass can take longer than MS, and then the ager keeps one hart
- * busy. Exits with CMD's status, or 1 if not one pass went through.
+ * busy. Exits with CMD's status, or 1 if not one pass went through. On
+ * SIGTERM or SIGINT (e.g. from timeout(1)) it kills every process of the
+ * cgroup, CMD's children included, and exits with 128 + the signal.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,6 +181,13 @@ static int idle(const char *procs, long *pages)
 	return w.pages > 0;
 }
 
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
 static void write_file(const char *file, const char *s)
 {
 	int fd = open(file, O_WRONLY);
@@ -237,15 +247,29 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
-	while (waitpid(child, &status, WNOHANG) == 0) {
+	while (!stop_sig && waitpid(child, &status, WNOHANG) == 0) {
 		double t;
 
 		nanosleep(&ts, NULL);
 		t = now();
 		passes += page_idle ? idle(procs, &pages) : age(path, &busy);
 		aging += now() - t;
+	}
+	if (stop_sig) {
+		char kill_file[96];
+
+		snprintf(kill_file, sizeof(kill_file), "%s/cgroup.kill", cg);
+		write_file(kill_file, "1");
+		waitpid(child, &status, 0);
+		/* cgroup.kill is asynchronous: wait until the cgroup is empty. */
+		while (rmdir(cg) && errno == EBUSY)
+			nanosleep(&ts, NULL);
+		fprintf(stderr, "ager: signal %d: killed every process of %s\n",
+			stop_sig, cg);
 	}
 	rmdir(cg);
 	if (page_idle)
@@ -259,5 +283,7 @@ int main(int argc, char **argv)
 			page_idle ? PAGE_IDLE : LRU_GEN);
 		return 1;
 	}
+	if (stop_sig)
+		return 128 + stop_sig;
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

@@ -54,6 +54,10 @@ run_stage harness-broken make -s -C "$TOP/harness" KSRC="$KTREE" BUILD="$OUT/har
 run_stage matrix-min-smp2-default "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 2 default
 KCMDLINE=skip=rseq_test run_stage matrix-min-smp4-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 4 rva23
 run_stage leak-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/leak.plan" 2
+# QEMU/KVM in the test guest live-migrates a Linux guest that checks its
+# own memory (guest/migrate), with the dirty bitmap and the dirty ring.
+run_stage vmm step "$TOP/scripts/vmm.sh" series
+ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz run_stage migrate-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/migrate.plan" 2
 # The debug kernel: lockdep, PROVE_RCU, DEBUG_VM, KASAN, and KVM=m.
 run_stage build-debug step "$TOP/scripts/kbuild.sh" series debug
 run_stage modcycle "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/modcycle.plan" 2

@@ -37,11 +37,16 @@ stage "preparing kernels"
 "$TOP/scripts/kbuild.sh" series min
 "$TOP/scripts/selftests.sh" series >/dev/null
 "$TOP/scripts/initramfs.sh" series >/dev/null
+# Plans that run guest/migrate need the VMM archive (scripts/vmm.sh).
+vmm_plan() {
+	grep -qE '^[a-z0-9_]+: *migrate ' "$TOP/$1"
+}
 declare -A built=()
 mins=0
 for e in "${want[@]}"; do
 	read -r variant model smp plan kernels <<<"$(exp_row "$e")"
 	[ -f "$TOP/$plan" ] || die "experiment $e: no plan $plan"
+	! vmm_plan "$plan" || [ -f "$OUT/initramfs/vmm-series.cpio.gz" ] || "$TOP/scripts/vmm.sh" series >/dev/null
 	for k in $kernels; do
 		if [ -z "${built[$k/$variant]:-}" ]; then
 			"$TOP/scripts/benchkernel.sh" "$k" "$variant"
@@ -73,7 +78,9 @@ for e in "${want[@]}"; do
 		o=$(((r - 1) % ${#ks[@]}))
 		for k in "${ks[@]:$o}" "${ks[@]:0:$o}"; do
 			stage "$e: round $r/$reps: $k"
-			KIMAGE=$OUT/bench/$k-$variant.Image INITRD_TREE=series BOOT_TIMEOUT=2400 \
+			addon=
+			! vmm_plan "$plan" || addon=$OUT/initramfs/vmm-series.cpio.gz
+			ADDON_RD=$addon KIMAGE=$OUT/bench/$k-$variant.Image INITRD_TREE=series BOOT_TIMEOUT=2400 \
 				"$TOP/scripts/boot.sh" "$k" "$variant" "$TOP/$plan" "$smp" "$model" >"$dir/boot.txt" 2>&1 ||
 				die "benchmark boot of $k ($e) failed: $(grep -m1 '^FAIL' "$dir/boot.txt")"
 			log=$OUT/logs/$k-$variant-$(basename "$plan" .plan)-smp$smp-$model.log
@@ -85,6 +92,10 @@ for e in "${want[@]}"; do
 				/Iteration [0-9]+ dirty memory time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("dirty_s", $3, v) }
 				/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("clear_s", $3, v) }
 				/Populate memory time/ { v = $NF; sub("s$", "", v); out("populate_s", 0, v) }
+				# guest/migrate: QEMU info migrate figures, memcheck errors.
+				/MIGRATE result=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
+					if (kv[1] ~ /^(total_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors)$/) out(kv[1], 0, kv[2])
+					if (kv[1] == "result") out("migrate_failed", 0, kv[2] != "pass") } }
 				/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
 				/ager: [0-9]+ (aging|page_idle) passes/ { out("agings", 0, $3)
 					# "aging A s of T s": the share of the run spent aging.

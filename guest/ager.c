@@ -102,33 +102,37 @@ static int age(const char *path, int *busy)
 	return done;
 }
 
-/* Idle bitmap words are written one at a time, each when it is complete. */
-struct idle_word {
-	int fd;
-	uint64_t index;
-	uint64_t bits;
-	long pages;
+/*
+ * The pages of one pass, as a PFN bitmap: PFNs come in virtual-address
+ * order, so the bitmap is filled first and written in runs of non-zero
+ * words, a few pwrite()s a pass.
+ */
+struct idle_map {
+	uint64_t *words;
+	size_t nr;
 };
 
-static void idle_flush(struct idle_word *w)
+static void idle_pfn(struct idle_map *m, uint64_t pfn)
 {
-	if (w->bits &&
-	    pwrite(w->fd, &w->bits, sizeof(w->bits), w->index * 8) == 8)
-		w->pages += __builtin_popcountll(w->bits);
-	w->bits = 0;
-}
+	size_t w = pfn / 64;
 
-static void idle_pfn(struct idle_word *w, uint64_t pfn)
-{
-	if (pfn / 64 != w->index) {
-		idle_flush(w);
-		w->index = pfn / 64;
+	if (w >= m->nr) {
+		size_t nr = (w + 1) * 2;
+		uint64_t *words = realloc(m->words, nr * sizeof(*words));
+
+		if (!words) {
+			perror("ager: realloc");
+			exit(1);
+		}
+		memset(words + m->nr, 0, (nr - m->nr) * sizeof(*words));
+		m->words = words;
+		m->nr = nr;
 	}
-	w->bits |= 1ULL << (pfn % 64);
+	m->words[w] |= 1ULL << (pfn % 64);
 }
 
 /* Mark every present page of process @pid idle. */
-static void idle_process(struct idle_word *w, int pid)
+static void idle_process(struct idle_map *m, int pid)
 {
 	char file[64], line[512];
 	unsigned long start, end;
@@ -151,9 +155,17 @@ static void idle_process(struct idle_word *w, int pid)
 			if (n > 512)
 				n = 512;
 			got = pread(pm, ent, n * 8, start / 4096 * 8);
-			for (i = 0; got > 0 && i < (size_t)got / 8; i++)
-				if (ent[i] & PM_PRESENT)
-					idle_pfn(w, ent[i] & PM_PFN_MASK);
+			for (i = 0; got > 0 && i < (size_t)got / 8; i++) {
+				if (!(ent[i] & PM_PRESENT))
+					continue;
+				if (!(ent[i] & PM_PFN_MASK)) {
+					fprintf(stderr,
+						"ager: %s shows no PFNs (not root?)\n",
+						file);
+					exit(1);
+				}
+				idle_pfn(m, ent[i] & PM_PFN_MASK);
+			}
 		}
 	}
 	if (pm >= 0)
@@ -162,23 +174,39 @@ static void idle_process(struct idle_word *w, int pid)
 		fclose(maps);
 }
 
-/* One page_idle pass over the processes of cgroup @procs; returns 1 if it marked pages. */
+/*
+ * One page_idle pass over the processes of cgroup @procs; returns 1 if it
+ * marked pages. page_idle skips pages that are not on an LRU list.
+ */
 static int idle(const char *procs, long *pages)
 {
-	struct idle_word w = { .index = 0, .bits = 0, .pages = 0 };
+	struct idle_map m = { .words = NULL, .nr = 0 };
 	FILE *f = fopen(procs, "r");
-	int pid;
+	long marked = 0;
+	size_t i, j;
+	int fd, pid;
 
-	w.fd = open(PAGE_IDLE, O_WRONLY);
-	while (f && w.fd >= 0 && fscanf(f, "%d", &pid) == 1)
-		idle_process(&w, pid);
-	idle_flush(&w);
-	if (w.fd >= 0)
-		close(w.fd);
+	while (f && fscanf(f, "%d", &pid) == 1)
+		idle_process(&m, pid);
 	if (f)
 		fclose(f);
-	*pages += w.pages;
-	return w.pages > 0;
+	fd = open(PAGE_IDLE, O_WRONLY);
+	for (i = 0; fd >= 0 && i < m.nr; i = j) {
+		for (; i < m.nr && !m.words[i]; i++)
+			;
+		for (j = i; j < m.nr && m.words[j]; j++)
+			marked += __builtin_popcountll(m.words[j]);
+		if (j > i && pwrite(fd, m.words + i, (j - i) * 8, i * 8) !=
+				     (ssize_t)((j - i) * 8)) {
+			perror(PAGE_IDLE);
+			exit(1);
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	free(m.words);
+	*pages += marked;
+	return marked > 0;
 }
 
 static volatile sig_atomic_t stop_sig;
@@ -210,7 +238,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	char cg[64], path[32], procs[80];
-	int ms, status, passes = 0, busy = 0, page_idle = 0;
+	int ms, status, passes = 0, busy = 0, page_idle = 0, i;
 	double start, aging = 0;
 	struct timespec ts;
 	long pages = 0;
@@ -234,6 +262,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	signal(SIGTERM, on_stop);
+	signal(SIGINT, on_stop);
 	start = now();
 	child = fork();
 	if (child < 0) {
@@ -247,8 +277,6 @@ int main(int argc, char **argv)
 		_exit(127);
 	}
 
-	signal(SIGTERM, on_stop);
-	signal(SIGINT, on_stop);
 	ts.tv_sec = ms / 1000;
 	ts.tv_nsec = (ms % 1000) * 1000000L;
 	while (!stop_sig && waitpid(child, &status, WNOHANG) == 0) {
@@ -265,9 +293,9 @@ int main(int argc, char **argv)
 		snprintf(kill_file, sizeof(kill_file), "%s/cgroup.kill", cg);
 		write_file(kill_file, "1");
 		waitpid(child, &status, 0);
-		/* cgroup.kill is asynchronous: wait until the cgroup is empty. */
-		while (rmdir(cg) && errno == EBUSY)
-			nanosleep(&ts, NULL);
+		/* cgroup.kill is asynchronous: wait (up to 10 s) until it is empty. */
+		for (i = 0; i < 1000 && rmdir(cg) && errno == EBUSY; i++)
+			usleep(10000);
 		fprintf(stderr, "ager: signal %d: killed every process of %s\n",
 			stop_sig, cg);
 	}

@@ -176,6 +176,8 @@ struct model {
 	int nchg;
 	struct {
 		gpa_t addr, size;
+		bool upgrade; /* only sets bits: a new leaf, W, A or D */
+		bool install; /* a new leaf */
 	} chg[CHG_MAX];
 };
 
@@ -226,11 +228,13 @@ static void model_set(gpa_t gpa, int l, unsigned long pte, bool track)
 	if (l < 2)
 		m.cnt2m[(gpa - m.base) >> 21] += d;
 	m.nleaves += d;
-	*p = pte;
 	if (track && m.nchg < CHG_MAX) {
 		m.chg[m.nchg].addr = ALIGN_DOWN(gpa, lsize(l));
-		m.chg[m.nchg++].size = lsize(l);
+		m.chg[m.nchg].size = lsize(l);
+		m.chg[m.nchg].upgrade = !(*p & ~pte);
+		m.chg[m.nchg++].install = !*p;
 	}
+	*p = pte;
 }
 
 static void model_reset(unsigned long seed)
@@ -398,8 +402,12 @@ static bool full_check(struct env *e)
 }
 
 /*
- * Every hfence is for the VM's VMID, every change the model made is covered
- * by one (or by a flush of the whole VMID), and no change, no ranged hfence.
+ * Every hfence is for the VM's VMID. A change that takes something away (a
+ * permission, a leaf) is covered by a flush of every hart (of this hart in
+ * a KVM_GSTAGE_FLAGS_LOCAL G-stage) or of the whole VMID. One that only
+ * sets bits is covered by any flush, the faulting hart's own fence
+ * included, and a new leaf with Svvptc by none. Only a fence of this hart
+ * may come without a change: a fault that found nothing to change.
  */
 static bool check_hfences(struct env *e)
 {
@@ -408,19 +416,26 @@ static bool check_hfences(struct env *e)
 	struct shim_flush *f = shim_flushes;
 
 	for (j = 0; j < n; j++)
-		if (!CHECKF(f[j].vmid == 7 && f[j].local == local,
+		if (!CHECKF(f[j].vmid == 7 && (f[j].local || !local),
 			    "hfence %lu: vmid %lu local %d", j, f[j].vmid,
 			    f[j].local) ||
-		    !CHECKF(m.nchg || !f[j].size, "hfence for no change"))
+		    !CHECKF(m.nchg || !f[j].size || f[j].local,
+			    "remote hfence for no change"))
 			return false;
 	for (i = 0; i < (unsigned long)m.nchg; i++) {
+		bool up = m.chg[i].upgrade;
+
+		if (up && m.chg[i].install && shim_svvptc)
+			continue;
 		for (j = 0; j < n; j++)
-			if (!f[j].size || (f[j].addr <= m.chg[i].addr &&
-					   m.chg[i].addr + m.chg[i].size <=
-						   f[j].addr + f[j].size))
+			if ((up || f[j].local == local) &&
+			    (!f[j].size || (f[j].addr <= m.chg[i].addr &&
+					    m.chg[i].addr + m.chg[i].size <=
+						    f[j].addr + f[j].size)))
 				break;
-		if (!CHECKF(j < n, "change at %#lx+%#lx not flushed",
-			    m.chg[i].addr, m.chg[i].size))
+		if (!CHECKF(j < n, "%s at %#lx+%#lx not flushed",
+			    up ? "upgrade" : "change", m.chg[i].addr,
+			    m.chg[i].size))
 			return false;
 	}
 	return true;
@@ -636,6 +651,7 @@ static void prop_test(unsigned long levels)
 	for (seed = 1; seed <= opt_seeds && !cur_fails; seed++) {
 		rnd_state = seed * 0x9e3779b97f4a7c15UL + levels;
 		env_init(&e, levels, rndn(2));
+		shim_svvptc = rndn(2);
 		model_reset(seed);
 		m.base = rndn((kvm_riscv_gstage_gpa_size(levels) >> 30) - NSLOT)
 			 << 30;
@@ -1307,6 +1323,258 @@ static void test_race_split_huge(unsigned long unused)
 	CHECK(no_leaked_tables(&e));
 }
 
+#ifdef KVM_GSTAGE_FLAGS_SHARED
+/*
+ * ---- harts with TLBs ----
+ * Harts that cache translations as RISC-V allows, and access pages of the
+ * G-stage: a hart uses its cached entry until an hfence that covers it (a
+ * local one only on the hart that runs the code); without Svvptc it may
+ * cache an empty entry too. With Svadu its walk sets A (and D for a
+ * store); with Svade a cached entry whose A (or D) is clear faults. A
+ * fault runs kvm_riscv_gstage_map_page() on the faulting hart, as
+ * kvm_riscv_mmu_map() does (shared first, then exclusive), and the access
+ * is retried. Between accesses: aging, write-protect of a dirty mask, and
+ * unmap, each followed by the flush their callers in mmu.c do.
+ * Checked: no hart keeps a translation that allows more than the
+ * page table (no stale writable entry after a write-protect), no store to
+ * a write-protected page succeeds without a fault that marked it dirty,
+ * and no access faults more than TLB_MAX_FAULTS times (no livelock).
+ */
+#define TLB_HARTS 4
+#define TLB_PAGES 64
+#define TLB_MAX_FAULTS 3
+
+static struct {
+	bool adu;
+	int hart; /* the hart that runs the code under test */
+	gpa_t base;
+	struct {
+		bool cached;
+		unsigned long pte;
+	} tlb[TLB_HARTS][TLB_PAGES];
+	bool logging[TLB_PAGES], dirty[TLB_PAGES];
+	unsigned long accesses, faults, refaults;
+} t;
+
+/* Pages 2i and 2i + 1 are page i of two neighbouring 2 MiB regions. */
+static gpa_t tlb_gpa(int p)
+{
+	return t.base + (p & 1) * PMD_SIZE + (p >> 1) * PAGE_SIZE;
+}
+
+static void tlb_flush_hook(bool local, gpa_t gpa, gpa_t gpsz)
+{
+	int h, p;
+
+	for (h = 0; h < TLB_HARTS; h++)
+		for (p = 0; p < TLB_PAGES; p++)
+			if ((!local || h == t.hart) &&
+			    (!gpsz ||
+			     (gpa <= tlb_gpa(p) && tlb_gpa(p) < gpa + gpsz)))
+				t.tlb[h][p].cached = false;
+}
+
+/* Hart @h loads from or stores to page @p: false if it takes a fault. */
+static bool tlb_access(struct env *e, int h, int p, bool write)
+{
+	unsigned long need = _PAGE_PRESENT | _PAGE_READ | (write ? W : 0);
+	unsigned long ad = A | (write ? D : 0);
+	unsigned long *c = &t.tlb[h][p].pte;
+	pte_t *ptep, pte;
+	u32 l;
+
+	/* Svadu: an entry without the A/D bits the access sets walks again. */
+	if (t.adu && (*c & need) == need && (*c & ad) != ad)
+		t.tlb[h][p].cached = false;
+	if (!t.tlb[h][p].cached) {
+		*c = 0;
+		if (kvm_riscv_gstage_get_leaf(&e->gs, tlb_gpa(p), &ptep, &pte,
+					      &l)) {
+			*c = pte_val(pte);
+			if (t.adu && (*c & need) == need)
+				*c = __atomic_or_fetch(&ptep->pte, ad,
+						       __ATOMIC_RELAXED);
+		}
+		t.tlb[h][p].cached = *c || !shim_svvptc;
+	}
+	return (*c & need) == need && (*c & ad) == ad;
+}
+
+static bool tlb_fault(struct env *e, int h, int p, bool write)
+{
+	bool ro = t.logging[p] && !write;
+	gpa_t gpa = tlb_gpa(p);
+	struct kvm_gstage_mapping out;
+	int ret;
+
+	t.hart = h;
+	e->pc.nobjs = e->gs.pgd_levels;
+	e->gs.flags |= KVM_GSTAGE_FLAGS_SHARED;
+	ret = kvm_riscv_gstage_map_page(&e->gs, &e->pc, gpa, gpa + m.delta,
+					PAGE_SIZE, ro, true, &out);
+	e->gs.flags &= ~KVM_GSTAGE_FLAGS_SHARED;
+	if (ret == -EAGAIN) {
+		e->pc.nobjs = e->gs.pgd_levels;
+		ret = kvm_riscv_gstage_map_page(&e->gs, &e->pc, gpa,
+						gpa + m.delta, PAGE_SIZE, ro,
+						true, &out);
+	}
+	/* kvm_riscv_mmu_map() marks a page dirty when it maps it writable. */
+	if (!ro)
+		t.dirty[p] = true;
+	return CHECKF(!ret, "fault on %#lx: %d", gpa, ret);
+}
+
+static bool tlb_op_access(struct env *e)
+{
+	int h = rndn(TLB_HARTS), p = rndn(TLB_PAGES), n;
+	bool write = rndn(2);
+
+	t.accesses++;
+	for (n = 0; !tlb_access(e, h, p, write); n++) {
+		if (!CHECKF(n < TLB_MAX_FAULTS,
+			    "hart %d: %s of page %d faults again and again (cached %#lx)",
+			    h, write ? "store" : "load", p, t.tlb[h][p].pte) ||
+		    !tlb_fault(e, h, p, write))
+			return false;
+		t.faults++;
+		t.refaults += n > 0;
+	}
+	return CHECKF(
+		!write || !t.logging[p] || t.dirty[p],
+		"hart %d stored to write-protected page %d: not marked dirty",
+		h, p);
+}
+
+/* kvm_age_gfn(), then the flush of clear_flush_young() or none. */
+static bool tlb_op_age(struct env *e)
+{
+	t.hart = rndn(TLB_HARTS);
+	if (kvm_riscv_gstage_age_range(&e->gs, t.base, t.base + 2 * PMD_SIZE,
+				       false) &&
+	    rndn(2))
+		kvm_flush_remote_tlbs(&e->kvm);
+	return true;
+}
+
+/* KVM_CLEAR_DIRTY_LOG of a 32-page mask in one region, then the flush. */
+static bool tlb_op_wp_masked(struct env *e)
+{
+	unsigned long mask = rnd() & rnd(), r = rndn(2), i;
+
+	t.hart = rndn(TLB_HARTS);
+	for (i = 0; i < 32; i++) {
+		if (mask & BIT(i)) {
+			t.logging[2 * i + r] = true;
+			t.dirty[2 * i + r] = false;
+		}
+	}
+	if (kvm_riscv_gstage_wp_pt_masked(&e->gs, tlb_gpa(r) >> PAGE_SHIFT,
+					  mask & GENMASK(31, 0)))
+		kvm_flush_remote_tlbs(&e->kvm);
+	return true;
+}
+
+static bool tlb_op_unmap(struct env *e)
+{
+	gpa_t s = tlb_gpa(rndn(TLB_PAGES));
+
+	t.hart = rndn(TLB_HARTS);
+	if (kvm_riscv_gstage_unmap_range(&e->gs, s, (1 + rndn(8)) * PAGE_SIZE,
+					 false))
+		kvm_flush_remote_tlbs(&e->kvm);
+	return true;
+}
+
+static bool tlb_op_stop_logging(struct env *e)
+{
+	memset(t.logging, 0, sizeof(t.logging));
+	return true;
+}
+
+/* No hart holds a translation that allows more than the page table does. */
+static bool tlb_check(struct env *e)
+{
+	unsigned long perm = _PAGE_PRESENT | _PAGE_READ | W | _PAGE_EXEC;
+	pte_t *ptep, pte;
+	int h, p;
+	u32 l;
+
+	for (h = 0; h < TLB_HARTS; h++) {
+		for (p = 0; p < TLB_PAGES; p++) {
+			unsigned long c = t.tlb[h][p].pte, mem = 0;
+
+			if (!t.tlb[h][p].cached || !(c & _PAGE_PRESENT))
+				continue;
+			if (kvm_riscv_gstage_get_leaf(&e->gs, tlb_gpa(p), &ptep,
+						      &pte, &l))
+				mem = pte_val(pte);
+			if (!CHECKF(pte_pfn(__pte(c)) == pte_pfn(__pte(mem)) &&
+					    !(c & perm & ~mem),
+				    "hart %d holds %#lx for page %d, the page table %#lx",
+				    h, c, p, mem))
+				return false;
+		}
+	}
+	return true;
+}
+
+static const struct {
+	const char *name;
+	bool (*fn)(struct env *e);
+	int weight;
+} tlb_ops[] = {
+	{ "access", tlb_op_access, 80 },
+	{ "age", tlb_op_age, 6 },
+	{ "wp_masked", tlb_op_wp_masked, 6 },
+	{ "unmap", tlb_op_unmap, 4 },
+	{ "stop_logging", tlb_op_stop_logging, 1 },
+};
+
+/* @adu: Svadu and Svvptc (QEMU's default rv64), else Svade only (RVA23). */
+static void tlb_test(unsigned long adu)
+{
+	unsigned long seed, op, k, total = 0;
+	struct env e;
+
+	for (k = 0; k < ARRAY_SIZE(tlb_ops); k++)
+		total += tlb_ops[k].weight;
+	memset(&t, 0, sizeof(t));
+	t.adu = adu;
+	shim_svvptc = adu;
+	shim_flush_hook = tlb_flush_hook;
+	for (seed = 1; seed <= opt_seeds && !cur_fails; seed++) {
+		rnd_state = seed * 0x9e3779b97f4a7c15UL + adu;
+		env_init(&e, 3, false);
+		model_reset(seed);
+		memset(t.tlb, 0, sizeof(t.tlb));
+		memset(t.logging, 0, sizeof(t.logging));
+		t.base = rndn((kvm_riscv_gstage_gpa_size(3) >> 30) - 1) << 30;
+		m.delta = (1UL << 40) + (rndn(1024) << 30);
+		for (op = 0; op < opt_ops; op++) {
+			unsigned long r = rndn(total);
+
+			for (k = 0; r >= (unsigned long)tlb_ops[k].weight; k++)
+				r -= tlb_ops[k].weight;
+			op_begin(&e);
+			if (!tlb_ops[k].fn(&e) || !op_end(&e) ||
+			    !tlb_check(&e)) {
+				printf("# seed %lu op %lu (%s) failed\n", seed,
+				       op, tlb_ops[k].name);
+				goto out;
+			}
+		}
+		env_free_pgd(&e);
+		shim_rcu_poll(true);
+	}
+out:
+	shim_flush_hook = NULL;
+	printf("# %lu accesses by %d harts: %lu faults, %lu of them again after a fault\n",
+	       t.accesses, TLB_HARTS, t.faults, t.refaults);
+}
+
+#endif
+
 static const struct {
 	const char *name;
 	void (*fn)(unsigned long arg);
@@ -1325,6 +1593,8 @@ static const struct {
 #endif
 #ifdef KVM_GSTAGE_FLAGS_SHARED
 	{ "race_shared_faults", test_race_shared_faults },
+	{ "tlb_svade", tlb_test, false },
+	{ "tlb_svadu_svvptc", tlb_test, true },
 #endif
 	{ "race_wp_pt_masked", race_test, true },
 	{ "race_wp_range", race_test, false },

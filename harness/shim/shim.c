@@ -25,6 +25,8 @@ static struct list_head free_list = LIST_HEAD_INIT(free_list);
 /* Shared-walk faults allocate and free tables in parallel. */
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
 unsigned long shim_unlinked_frees;
+bool shim_svvptc;
+void (*shim_flush_hook)(bool local, gpa_t gpa, gpa_t gpsz);
 
 static unsigned long rcu_gp = 1, rcu_slot[SHIM_MAX_READERS];
 static int rcu_nr_slots;
@@ -121,8 +123,8 @@ static bool linked(struct page *page)
 		if (READ_ONCE(shim_pages[i].freed))
 			continue;
 		for (j = 0; j < PTRS_PER_PTE; j++) {
-			v = pte_val(ptep_get((pte_t *)page_address(
-						    &shim_pages[i]) + j));
+			v = pte_val(ptep_get(
+				(pte_t *)page_address(&shim_pages[i]) + j));
 			if ((v & (_PAGE_PRESENT | _PAGE_LEAF)) ==
 				    _PAGE_PRESENT &&
 			    pte_pfn(__pte(v)) == pfn)
@@ -215,7 +217,8 @@ void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
 	/* A table queued by a callback was unlinked with its parent. */
 	if (rcu_running)
 		container_of(head, struct page, rcu_head)->unlink_seq =
-			container_of(rcu_running, struct page, rcu_head)->unlink_seq;
+			container_of(rcu_running, struct page, rcu_head)
+				->unlink_seq;
 	head->func = func;
 	head->next = NULL;
 	head->gp = __atomic_add_fetch(&rcu_gp, 1, __ATOMIC_SEQ_CST);
@@ -281,6 +284,8 @@ static void record_flush(bool local, unsigned long vmid, gpa_t gpa, gpa_t gpsz,
 		shim_flushes[n] = (struct shim_flush){ local, vmid, gpa, gpsz };
 	if (!gpsz)
 		shim_flush_all_seq = ++shim_seq;
+	if (shim_flush_hook)
+		shim_flush_hook(local, gpa, gpsz);
 }
 
 void kvm_riscv_local_hfence_gvma_vmid_gpa(unsigned long vmid, gpa_t gpa,

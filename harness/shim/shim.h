@@ -42,9 +42,9 @@ typedef u64 phys_addr_t;
 #define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a)-1)) == 0)
 #define min(a, b) ((a) < (b) ? (a) : (b))
 #define min_t(t, a, b) min((t)(a), (t)(b))
-#define for_each_set_bit(bit, addr, size)                                  \
-	for ((bit) = 0; (bit) < (size); (bit)++)                            \
-		if (!(*(addr) & (1UL << (bit)))) {                          \
+#define for_each_set_bit(bit, addr, size)          \
+	for ((bit) = 0; (bit) < (size); (bit)++)   \
+		if (!(*(addr) & (1UL << (bit)))) { \
 		} else
 #define __ffs(x) ((unsigned long)__builtin_ctzl(x))
 #define __fls(x) ((unsigned long)(BITS_PER_LONG - 1 - __builtin_clzl(x)))
@@ -215,8 +215,8 @@ void __free_pages(struct page *page, unsigned int order);
 /* Table pages accounted by gstage.c (and the root, by the test). */
 extern long shim_pgtable_pages;
 #define kvm_account_pgtable_pages(virt, nr) \
-	((void)(virt), __atomic_fetch_add(&shim_pgtable_pages, (nr), \
-					  __ATOMIC_RELAXED))
+	((void)(virt),                      \
+	 __atomic_fetch_add(&shim_pgtable_pages, (nr), __ATOMIC_RELAXED))
 
 /* Test-side arena control (shim.c). */
 extern long shim_pages_in_use;
@@ -319,9 +319,11 @@ extern unsigned long shim_hgatp, shim_hgatp_max_mode;
 		 shim_hgatp :                                      \
 		 0UL)
 
-/* asm/hwcap.h, asm/cpufeature.h */
+/* asm/hwcap.h, asm/cpufeature.h: the tests choose whether harts have Svvptc. */
 #define RISCV_ISA_EXT_SVVPTC 1
-#define riscv_has_extension_unlikely(ext) false
+extern bool shim_svvptc;
+#define riscv_has_extension_unlikely(ext) \
+	((ext) == RISCV_ISA_EXT_SVVPTC && shim_svvptc)
 
 /* KVM: struct kvm and recorded TLB flushes (asm/kvm_tlb.h) */
 struct kvm_vmid {
@@ -380,6 +382,12 @@ extern struct shim_flush shim_flushes[SHIM_MAX_FLUSH];
 extern unsigned long shim_nr_flushes, shim_nr_flush_all, shim_flush_all_seq;
 /* Table pages freed outside RCU callbacks: never linked (shim.c). */
 extern unsigned long shim_unlinked_frees;
+
+/*
+ * If set, called for every hfence of a VMID: @local for the hart that runs
+ * the code, else for every hart; @gpsz 0 for the whole VMID.
+ */
+extern void (*shim_flush_hook)(bool local, gpa_t gpa, gpa_t gpsz);
 
 void kvm_riscv_local_hfence_gvma_vmid_gpa(unsigned long vmid, gpa_t gpa,
 					  gpa_t gpsz, unsigned long order);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Check the mail-ready step: it must refuse to run without a sender
-# identity, and with one it must re-sign every patch (author and
-# Signed-off-by) and leave no trace of the project identity.
+# identity, and with one it must re-sign every patch (the project's
+# patches: author and Signed-off-by; others keep their author and get the
+# sender's Signed-off-by) and leave no trace of the project identity.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -21,13 +22,24 @@ if ! GIT_CONFIG_GLOBAL=$tmp/gitconfig "$TOP/scripts/mail.sh" >"$tmp/out" 2>&1; t
 	echo "FAIL mail/re-sign: $(grep -m1 ERROR "$tmp/out")"
 	exit 0
 fi
-bad=0
-for p in "$OUT"/mail/000[1-9]-*.patch; do
-	if ! grep -q '^From: Test Sender <sender@example.com>' "$p" ||
+bad=0 kept=0
+for p in "$OUT"/mail/[0-9][0-9][0-9][0-9]-*.patch; do
+	case $p in */0000-*) continue ;; esac
+	# The author as exported in patches/: the project's, or someone else's.
+	author=$(sed -n '0,/^From: /s/^From: //p' "$TOP/patches/$(basename "$p")")
+	want="Test Sender <sender@example.com>"
+	if [ "$author" != "$PROJ_NAME <$PROJ_EMAIL>" ]; then
+		want=$author kept=$((kept + 1))
+		grep -q "^Signed-off-by: $author\$" "$p" || {
+			echo "FAIL mail/re-sign: $(basename "$p") lost its author's Signed-off-by"
+			bad=1
+		}
+	fi
+	if ! grep -q "^From: $want\$" "$p" ||
 	   ! grep -q '^Signed-off-by: Test Sender <sender@example.com>' "$p" ||
 	   grep -q "$PROJ_EMAIL" "$p" || ! grep -q '^To: ' "$p"; then
-		echo "FAIL mail/re-sign: $(basename "$p") not re-signed"
+		echo "FAIL mail/re-sign: $(basename "$p") not re-signed (From: should be $want)"
 		bad=1
 	fi
 done
-[ "$bad" -eq 1 ] || echo "PASS mail/re-sign every patch signed by the sender, To/Cc from get_maintainer.pl"
+[ "$bad" -eq 1 ] || echo "PASS mail/re-sign every patch signed by the sender ($kept keep their own author), To/Cc from get_maintainer.pl"

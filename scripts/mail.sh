@@ -1,6 +1,9 @@
 #!/bin/bash
 # Make the series mail-ready in out/mail: re-sign every patch with the
-# sender's own git identity (author and Signed-off-by), add To/Cc from
+# sender's own git identity (the project's patches: author and
+# Signed-off-by; a patch someone else wrote keeps its author and trailers
+# and gets the sender's Signed-off-by, and its [note] names the sender),
+# add To/Cc from
 # scripts/get_maintainer.pl, and check the result with checkpatch and
 # git send-email --dry-run. Refuses to run without a sender identity.
 # shellcheck source=lib.sh
@@ -27,8 +30,13 @@ export GIT_COMMITTER_NAME="$name" GIT_COMMITTER_EMAIL="$email"
 git checkout -q -B mail base
 for c in $(git rev-list --reverse base..series); do
 	git cherry-pick "$c" >/dev/null
-	msg=$(git log -1 --format=%B | sed "/^Signed-off-by: $PROJ_NAME <$PROJ_EMAIL>\$/d")
-	git commit -q --amend --reset-author -s -m "$msg"
+	msg=$(git log -1 --format=%B | sed -e "/^Signed-off-by: $PROJ_NAME <$PROJ_EMAIL>\$/d" \
+		-e "s/^\[$PROJ_EMAIL: /[$email: /")
+	if [ "$(git log -1 --format='%an <%ae>')" = "$PROJ_NAME <$PROJ_EMAIL>" ]; then
+		git commit -q --amend --reset-author -s -m "$msg"
+	else
+		git commit -q --amend -s -m "$msg"
+	fi
 done
 
 rm -rf "$mail"
@@ -42,7 +50,8 @@ cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback "$mail"
 for p in "$mail"/*.patch; do
 	sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
 done
-scripts/checkpatch.pl --strict --quiet --ignore UNKNOWN_COMMIT_ID "$mail"/000[1-9]-*.patch ||
+pats=("$mail"/[0-9][0-9][0-9][0-9]-*.patch) # the cover letter (0000) first
+scripts/checkpatch.pl --strict --quiet --ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES "${pats[@]:1}" ||
 	die "re-signed patches fail checkpatch"
 [ -x "$(git --exec-path)/git-send-email" ] || die "git send-email is missing: run 'make deps' (git-email)"
 git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \

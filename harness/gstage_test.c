@@ -652,6 +652,11 @@ static void prop_test(unsigned long levels)
 		rnd_state = seed * 0x9e3779b97f4a7c15UL + levels;
 		env_init(&e, levels, rndn(2));
 		shim_svvptc = rndn(2);
+#ifdef KVM_GSTAGE_FLAGS_FAULT
+		/* Map as a fault does: upgrades may fence this hart only. */
+		if (rndn(2))
+			e.gs.flags |= KVM_GSTAGE_FLAGS_FAULT;
+#endif
 		model_reset(seed);
 		m.base = rndn((kvm_riscv_gstage_gpa_size(levels) >> 30) - NSLOT)
 			 << 30;
@@ -1329,7 +1334,8 @@ static void test_race_split_huge(unsigned long unused)
  * Harts that cache translations as RISC-V allows, and access pages of the
  * G-stage: a hart uses its cached entry until an hfence that covers it (a
  * local one only on the hart that runs the code); without Svvptc it may
- * cache an empty entry too. With Svadu its walk sets A (and D for a
+ * cache an empty entry too, and an empty non-leaf entry only goes with a
+ * fence of the whole VMID (an hfence with an address drops leaf entries). With Svadu its walk sets A (and D for a
  * store); with Svade a cached entry whose A (or D) is clear faults. A
  * fault runs kvm_riscv_gstage_map_page() on the faulting hart, as
  * kvm_riscv_mmu_map() does (shared first, then exclusive), and the access
@@ -1350,6 +1356,7 @@ static struct {
 	gpa_t base;
 	struct {
 		bool cached;
+		bool nonleaf; /* empty non-leaf: only a VMID fence drops it */
 		unsigned long pte;
 	} tlb[TLB_HARTS][TLB_PAGES];
 	bool logging[TLB_PAGES], dirty[TLB_PAGES];
@@ -1370,8 +1377,32 @@ static void tlb_flush_hook(bool local, gpa_t gpa, gpa_t gpsz)
 		for (p = 0; p < TLB_PAGES; p++)
 			if ((!local || h == t.hart) &&
 			    (!gpsz ||
-			     (gpa <= tlb_gpa(p) && tlb_gpa(p) < gpa + gpsz)))
+			     (!t.tlb[h][p].nonleaf && gpa <= tlb_gpa(p) &&
+			      tlb_gpa(p) < gpa + gpsz)))
 				t.tlb[h][p].cached = false;
+}
+
+/*
+ * Hart @h walks the page table for page @p and caches what it finds; with
+ * Svadu, the walk of an access sets @ad in a leaf that allows @need.
+ */
+static void tlb_fill(struct env *e, int h, int p, unsigned long need,
+		     unsigned long ad)
+{
+	unsigned long *c = &t.tlb[h][p].pte;
+	pte_t *ptep, pte;
+	u32 l;
+
+	*c = 0;
+	if (kvm_riscv_gstage_get_leaf(&e->gs, tlb_gpa(p), &ptep, &pte, &l)) {
+		*c = pte_val(pte);
+		if (ad && (*c & need) == need)
+			*c = __atomic_or_fetch(&ptep->pte, ad,
+					       __ATOMIC_RELAXED);
+	}
+	/* An empty entry above the last level is a non-leaf one. */
+	t.tlb[h][p].nonleaf = !*c && l > 0;
+	t.tlb[h][p].cached = *c || !shim_svvptc;
 }
 
 /* Hart @h loads from or stores to page @p: false if it takes a fault. */
@@ -1380,24 +1411,23 @@ static bool tlb_access(struct env *e, int h, int p, bool write)
 	unsigned long need = _PAGE_PRESENT | _PAGE_READ | (write ? W : 0);
 	unsigned long ad = A | (write ? D : 0);
 	unsigned long *c = &t.tlb[h][p].pte;
-	pte_t *ptep, pte;
-	u32 l;
 
 	/* Svadu: an entry without the A/D bits the access sets walks again. */
 	if (t.adu && (*c & need) == need && (*c & ad) != ad)
 		t.tlb[h][p].cached = false;
-	if (!t.tlb[h][p].cached) {
-		*c = 0;
-		if (kvm_riscv_gstage_get_leaf(&e->gs, tlb_gpa(p), &ptep, &pte,
-					      &l)) {
-			*c = pte_val(pte);
-			if (t.adu && (*c & need) == need)
-				*c = __atomic_or_fetch(&ptep->pte, ad,
-						       __ATOMIC_RELAXED);
-		}
-		t.tlb[h][p].cached = *c || !shim_svvptc;
-	}
+	if (!t.tlb[h][p].cached)
+		tlb_fill(e, h, p, need, t.adu ? ad : 0);
 	return (*c & need) == need && (*c & ad) == ad;
+}
+
+/* A speculative walk: the hart caches what it finds, and does not fault. */
+static bool tlb_op_walk(struct env *e)
+{
+	int h = rndn(TLB_HARTS), p = rndn(TLB_PAGES);
+
+	if (!t.tlb[h][p].cached)
+		tlb_fill(e, h, p, 0, 0);
+	return true;
 }
 
 static bool tlb_fault(struct env *e, int h, int p, bool write)
@@ -1409,6 +1439,9 @@ static bool tlb_fault(struct env *e, int h, int p, bool write)
 
 	t.hart = h;
 	e->pc.nobjs = e->gs.pgd_levels;
+#ifdef KVM_GSTAGE_FLAGS_FAULT
+	e->gs.flags |= KVM_GSTAGE_FLAGS_FAULT;
+#endif
 	e->gs.flags |= KVM_GSTAGE_FLAGS_SHARED;
 	ret = kvm_riscv_gstage_map_page(&e->gs, &e->pc, gpa, gpa + m.delta,
 					PAGE_SIZE, ro, true, &out);
@@ -1524,7 +1557,8 @@ static const struct {
 	bool (*fn)(struct env *e);
 	int weight;
 } tlb_ops[] = {
-	{ "access", tlb_op_access, 80 },
+	{ "access", tlb_op_access, 70 },
+	{ "walk", tlb_op_walk, 10 },
 	{ "age", tlb_op_age, 6 },
 	{ "wp_masked", tlb_op_wp_masked, 6 },
 	{ "unmap", tlb_op_unmap, 4 },

@@ -92,6 +92,9 @@ for e in "${want[@]}"; do
 				/Iteration [0-9]+ dirty memory time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("dirty_s", $3, v) }
 				/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("clear_s", $3, v) }
 				/Populate memory time/ { v = $NF; sub("s$", "", v); out("populate_s", 0, v) }
+				# access_tracking_perf_test: each access pass over idle memory.
+				/(Writing to|Reading from) idle memory *:/ { v = $NF; sub("s$", "", v)
+					out($0 ~ /Writing/ ? "idle_write_s" : "idle_read_s", 0, v) }
 				# guest/migrate: QEMU info migrate figures, memcheck errors.
 				/MIGRATE result=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
 					if (kv[1] ~ /^(total_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors)$/) out(kv[1], 0, kv[2])

@@ -100,7 +100,7 @@ for e in "${want[@]}"; do
 					if (kv[1] ~ /^(total_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors)$/) out(kv[1], 0, kv[2])
 					if (kv[1] == "result") out("migrate_failed", 0, kv[2] != "pass") } }
 				/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
-				/ager: [0-9]+ (aging|page_idle) passes/ { out("agings", 0, $3)
+				/ager: [0-9]+ (aging|page_idle) passes/ { a = $0; sub(/.*ager: /, "", a); split(a, g, " "); out("agings", 0, g[1])
 					# "aging A s of T s": the share of the run spent aging.
 					if (match($0, /aging [0-9.]+ s of [0-9.]+ s/)) { split(substr($0, RSTART, RLENGTH), g, " "); if (g[5] > 0) out("aging_share", 0, g[2] / g[5]) } }
 				# lock_stat: con-bounces contentions wait-min wait-max wait-total ...

@@ -479,10 +479,24 @@ static bool prop_map(struct env *e)
 	gpa_t gpa = rand_gpa(), hpa, cmp, csz;
 	int l = rndn(100) < 60 ? 0 : rndn(100) < 60 ? 1 : 2, ol = 0;
 	u32 hl;
-	bool ro = rndn(2), x = rndn(4) == 0;
+	bool ro = rndn(2), x = rndn(4) == 0, hw = rndn(2);
 	unsigned long prot = _PAGE_BASE | _PAGE_READ | (ro ? 0 : W) |
 			     (x ? _PAGE_EXEC : 0);
 	unsigned long old = model_get(gpa, &ol);
+
+#ifdef KVM_GSTAGE_FLAGS_HOST_WRITABLE
+	/*
+	 * As kvm_riscv_mmu_map() for a page that the host lets KVM map
+	 * writable: the leaf keeps that through write-protect, split and aging.
+	 */
+	e->gs.flags &= ~KVM_GSTAGE_FLAGS_HOST_WRITABLE;
+	if (hw) {
+		e->gs.flags |= KVM_GSTAGE_FLAGS_HOST_WRITABLE;
+		prot |= KVM_GSTAGE_PTE_HOST_WRITABLE;
+	}
+#else
+	(void)hw;
+#endif
 
 	/* A huge leaf over a table replaces it: see map_huge_over_table */
 	if (!old && l && !leaf(e, gpa, &hl) && hl < l)

@@ -185,6 +185,7 @@ static int idle(const char *procs, long *pages)
 	long marked = 0;
 	size_t i, j;
 	int fd, pid;
+	ssize_t n;
 
 	while (f && fscanf(f, "%d", &pid) == 1)
 		idle_process(&m, pid);
@@ -196,11 +197,20 @@ static int idle(const char *procs, long *pages)
 			;
 		for (j = i; j < m.nr && m.words[j]; j++)
 			marked += __builtin_popcountll(m.words[j]);
-		if (j > i && pwrite(fd, m.words + i, (j - i) * 8, i * 8) !=
-				     (ssize_t)((j - i) * 8)) {
+		if (j == i)
+			continue;
+		/*
+		 * The kernel stops at max_pfn, which the last word of a run
+		 * can cross: a short write (or ENXIO) ends the pass, as the
+		 * later runs lie above it.
+		 */
+		n = pwrite(fd, m.words + i, (j - i) * 8, i * 8);
+		if (n < 0 && errno != ENXIO) {
 			perror(PAGE_IDLE);
 			exit(1);
 		}
+		if (n != (ssize_t)((j - i) * 8))
+			break;
 	}
 	if (fd >= 0)
 		close(fd);

@@ -639,11 +639,29 @@ static bool prop_age(struct env *e)
 }
 #endif
 
-static const struct {
+/* An operation of a randomized test, drawn as often as its weight says. */
+struct weighted_op {
 	const char *name;
 	bool (*fn)(struct env *e);
 	int weight;
-} prop_ops[] = {
+};
+
+/* A random operation of @ops[@n]. */
+static const struct weighted_op *pick_op(const struct weighted_op *ops,
+					 size_t n)
+{
+	unsigned long total = 0, r;
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		total += ops[k].weight;
+	r = rndn(total);
+	for (k = 0; r >= (unsigned long)ops[k].weight; k++)
+		r -= ops[k].weight;
+	return &ops[k];
+}
+
+static const struct weighted_op prop_ops[] = {
 	{ "map", prop_map, 35 },
 	{ "split", prop_split, 10 },
 	{ "unmap", prop_unmap, 12 },
@@ -657,11 +675,10 @@ static const struct {
 
 static void prop_test(unsigned long levels)
 {
-	unsigned long seed, op, k, total = 0;
+	const struct weighted_op *o;
+	unsigned long seed, op;
 	struct env e;
 
-	for (k = 0; k < ARRAY_SIZE(prop_ops); k++)
-		total += prop_ops[k].weight;
 	for (seed = 1; seed <= opt_seeds && !cur_fails; seed++) {
 		rnd_state = seed * 0x9e3779b97f4a7c15UL + levels;
 		env_init(&e, levels, rndn(2));
@@ -676,16 +693,13 @@ static void prop_test(unsigned long levels)
 			 << 30;
 		m.delta = (1UL << 40) + (rndn(1024) << 30);
 		for (op = 0; op < opt_ops; op++) {
-			unsigned long r = rndn(total);
-
-			for (k = 0; r >= (unsigned long)prop_ops[k].weight; k++)
-				r -= prop_ops[k].weight;
+			o = pick_op(prop_ops, ARRAY_SIZE(prop_ops));
 			op_begin(&e);
 			m.nchg = 0;
-			if (!prop_ops[k].fn(&e) || !op_end(&e) ||
+			if (!o->fn(&e) || !op_end(&e) ||
 			    (op % 64 == 63 && !full_check(&e))) {
 				printf("# seed %lu op %lu (%s) failed\n", seed,
-				       op, prop_ops[k].name);
+				       op, o->name);
 				return;
 			}
 		}
@@ -1566,11 +1580,7 @@ static bool tlb_check(struct env *e)
 	return true;
 }
 
-static const struct {
-	const char *name;
-	bool (*fn)(struct env *e);
-	int weight;
-} tlb_ops[] = {
+static const struct weighted_op tlb_ops[] = {
 	{ "access", tlb_op_access, 70 },
 	{ "walk", tlb_op_walk, 10 },
 	{ "age", tlb_op_age, 6 },
@@ -1582,11 +1592,10 @@ static const struct {
 /* @adu: Svadu and Svvptc (QEMU's default rv64), else Svade only (RVA23). */
 static void tlb_test(unsigned long adu)
 {
-	unsigned long seed, op, k, total = 0;
+	const struct weighted_op *o;
+	unsigned long seed, op;
 	struct env e;
 
-	for (k = 0; k < ARRAY_SIZE(tlb_ops); k++)
-		total += tlb_ops[k].weight;
 	memset(&t, 0, sizeof(t));
 	t.adu = adu;
 	shim_svvptc = adu;
@@ -1600,15 +1609,11 @@ static void tlb_test(unsigned long adu)
 		t.base = rndn((kvm_riscv_gstage_gpa_size(3) >> 30) - 1) << 30;
 		m.delta = (1UL << 40) + (rndn(1024) << 30);
 		for (op = 0; op < opt_ops; op++) {
-			unsigned long r = rndn(total);
-
-			for (k = 0; r >= (unsigned long)tlb_ops[k].weight; k++)
-				r -= tlb_ops[k].weight;
+			o = pick_op(tlb_ops, ARRAY_SIZE(tlb_ops));
 			op_begin(&e);
-			if (!tlb_ops[k].fn(&e) || !op_end(&e) ||
-			    !tlb_check(&e)) {
+			if (!o->fn(&e) || !op_end(&e) || !tlb_check(&e)) {
 				printf("# seed %lu op %lu (%s) failed\n", seed,
-				       op, tlb_ops[k].name);
+				       op, o->name);
 				goto out;
 			}
 		}

@@ -51,7 +51,7 @@ for p in "$mail"/*.patch; do
 	sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
 done
 pats=("$mail"/[0-9][0-9][0-9][0-9]-*.patch) # the cover letter (0000) first
-scripts/checkpatch.pl --strict --quiet --ignore UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES "${pats[@]:1}" ||
+scripts/checkpatch.pl --strict --quiet --ignore "$CHECKPATCH_IGNORE" "${pats[@]:1}" ||
 	die "re-signed patches fail checkpatch"
 [ -x "$(git --exec-path)/git-send-email" ] || die "git send-email is missing: run 'make deps' (git-email)"
 git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \

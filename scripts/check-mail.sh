@@ -23,10 +23,12 @@ if ! GIT_CONFIG_GLOBAL=$tmp/gitconfig "$TOP/scripts/mail.sh" >"$tmp/out" 2>&1; t
 	exit 0
 fi
 bad=0 kept=0
-for p in "$OUT"/mail/[0-9][0-9][0-9][0-9]-*.patch; do
+n=0
+for p in "$OUT"/mail/*/[0-9][0-9][0-9][0-9]-*.patch; do
 	case $p in */0000-*) continue ;; esac
+	n=$((n + 1))
 	# The author as exported in patches/: the project's, or someone else's.
-	author=$(sed -n '0,/^From: /s/^From: //p' "$TOP/patches/$(basename "$p")")
+	author=$(sed -n '0,/^From: /s/^From: //p' "$TOP/patches/${p#"$OUT"/mail/}")
 	want="Test Sender <sender@example.com>"
 	if [ "$author" != "$PROJ_NAME <$PROJ_EMAIL>" ]; then
 		want=$author kept=$((kept + 1))
@@ -42,4 +44,9 @@ for p in "$OUT"/mail/[0-9][0-9][0-9][0-9]-*.patch; do
 		bad=1
 	fi
 done
-[ "$bad" -eq 1 ] || echo "PASS mail/re-sign every patch signed by the sender ($kept keep their own author), To/Cc from get_maintainer.pl"
+want=$(find "$TOP/patches" -name '[0-9]*.patch' ! -name '0000-*' | wc -l)
+if [ "$n" -ne "$want" ]; then
+	echo "FAIL mail/re-sign: $n patches in out/mail, $want in patches/"
+	bad=1
+fi
+[ "$bad" -eq 1 ] || echo "PASS mail/re-sign every patch ($n) signed by the sender ($kept keep their own author), To/Cc from get_maintainer.pl"

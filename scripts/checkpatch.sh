@@ -1,5 +1,6 @@
 #!/bin/bash
-# Run the kernel's checkpatch.pl --strict on every patch of patches/:
+# Run the kernel's checkpatch.pl --strict on every patch of every posting
+# in patches/:
 # each must report 0 errors, 0 warnings and 0 checks. Instead of
 # checkpatch's "does MAINTAINERS need updating?" prompt, every file that
 # the series adds or moves must be in a MAINTAINERS section (THE REST
@@ -10,7 +11,7 @@ need perl
 
 [ -x "$KTREE/scripts/checkpatch.pl" ] || die "no kernel tree at $KTREE: run 'make tree'"
 shopt -s nullglob
-patches=("$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch)
+patches=("$TOP"/patches/*/[0-9][0-9][0-9][0-9]-*.patch)
 fails=0 n=0
 for p in "${patches[@]}"; do
 	case $p in
@@ -21,9 +22,9 @@ for p in "${patches[@]}"; do
 		--ignore "$CHECKPATCH_IGNORE" "$p" 2>&1) || true
 	total=$(echo "$out" | grep -E '^total: ' || echo "total: checkpatch did not finish")
 	if echo "$total" | grep -q '^total: 0 errors, 0 warnings, 0 checks, '; then
-		echo "PASS checkpatch/$(basename "$p")"
+		echo "PASS checkpatch/${p#"$TOP"/patches/}"
 	else
-		echo "FAIL checkpatch/$(basename "$p") $total"
+		echo "FAIL checkpatch/${p#"$TOP"/patches/} $total"
 		echo "$out" | grep -E '^(ERROR|WARNING|CHECK):' | sed 's/^/    /'
 		fails=$((fails + 1))
 	fi

@@ -61,6 +61,13 @@ for p in qemu-system-riscv opensbi; do
 	fi
 done
 
+# b4 from trixie (bookworm's 0.12 cannot read format-patch's folded
+# Subject: lines); its dependencies stay bookworm's.
+case "$(dpkg-query -W -f='${Version}' b4 2>/dev/null)" in
+0.14.*) ;;
+*) apt-get install -y -q --no-install-recommends b4/trixie python3-requests/bookworm python3-dkim/bookworm ;;
+esac
+
 # libc6 must stay bookworm's.
 case "$(dpkg-query -W -f='${Version}' libc6)" in
 2.36-*) ;;

@@ -20,6 +20,34 @@ PROJ_EMAIL="kvm-gstage@example.org"
 CHECKPATCH_IGNORE=UNKNOWN_COMMIT_ID,FILE_PATH_CHANGES
 BASE_DATE="2026-11-15T22:30:00Z"
 
+# The series is sent as these postings, in this order, each applying on
+# top of the ones before it: patches/NAME/ holds each (format-patch
+# output; its cover letter's text is cover/NAME.txt). In out/linux,
+# branch posting/NAME ends each posting but the last, which ends at
+# branch series.
+POSTINGS=(1-fixes 2-infra 3-perf)
+VERSION=2
+
+# posting_ref NAME: the branch that ends posting NAME.
+posting_ref() {
+	if [ "$1" = "${POSTINGS[-1]}" ]; then
+		echo series
+	else
+		echo "posting/$1"
+	fi
+}
+
+# posting_from NAME: where posting NAME starts (the base, or the branch
+# that ends the posting before it).
+posting_from() {
+	local prev=base p
+	for p in "${POSTINGS[@]}"; do
+		[ "$p" = "$1" ] && break
+		prev=$(posting_ref "$p")
+	done
+	echo "$prev"
+}
+
 die() {
 	echo "ERROR: $*" >&2
 	exit 1

@@ -1,11 +1,11 @@
 #!/bin/bash
-# Make the series mail-ready in out/mail: re-sign every patch with the
-# sender's own git identity (the project's patches: author and
-# Signed-off-by; a patch someone else wrote keeps its author and trailers
-# and gets the sender's Signed-off-by, and its [note] names the sender),
-# add To/Cc from
-# scripts/get_maintainer.pl, and check the result with checkpatch and
-# git send-email --dry-run. Refuses to run without a sender identity.
+# Make the series mail-ready in out/mail, one folder a posting as in
+# patches/: re-sign every patch with the sender's own git identity (the
+# project's patches: author and Signed-off-by; a patch someone else wrote
+# keeps its author and trailers and gets the sender's Signed-off-by, and
+# its [note] names the sender), add To/Cc from scripts/get_maintainer.pl,
+# and check the result with checkpatch and git send-email --dry-run.
+# Refuses to run without a sender identity.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need git perl
@@ -28,34 +28,44 @@ cd "$wt" || exit
 export GIT_AUTHOR_NAME="$name" GIT_AUTHOR_EMAIL="$email"
 export GIT_COMMITTER_NAME="$name" GIT_COMMITTER_EMAIL="$email"
 git checkout -q -B mail base
-for c in $(git rev-list --reverse base..series); do
-	git cherry-pick "$c" >/dev/null
-	msg=$(git log -1 --format=%B | sed -e "/^Signed-off-by: $PROJ_NAME <$PROJ_EMAIL>\$/d" \
-		-e "s/^\[$PROJ_EMAIL: /[$email: /")
-	if [ "$(git log -1 --format='%an <%ae>')" = "$PROJ_NAME <$PROJ_EMAIL>" ]; then
-		git commit -q --amend --reset-author -s -m "$msg"
-	else
-		git commit -q --amend -s -m "$msg"
-	fi
+for posting in "${POSTINGS[@]}"; do
+	for c in $(git rev-list --reverse "$(posting_from "$posting")..$(posting_ref "$posting")"); do
+		git cherry-pick "$c" >/dev/null
+		msg=$(git log -1 --format=%B | sed -e "/^Signed-off-by: $PROJ_NAME <$PROJ_EMAIL>\$/d" \
+			-e "s/^\[$PROJ_EMAIL: /[$email: /")
+		if [ "$(git log -1 --format='%an <%ae>')" = "$PROJ_NAME <$PROJ_EMAIL>" ]; then
+			git commit -q --amend --reset-author -s -m "$msg"
+		else
+			git commit -q --amend -s -m "$msg"
+		fi
+	done
+	git branch -f "mail-$posting" HEAD
 done
 
+# One folder a posting, as in patches/, each with its own To/Cc from
+# get_maintainer.pl and a git send-email --dry-run.
 rm -rf "$mail"
-git -c branch.mail.description="$(cat "$TOP/cover-letter.txt")" \
-	format-patch -q --cover-letter --cover-from-description=subject \
-	--base=base -o "$mail" base..mail
-to=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --m "$mail"/0*.patch |
-	sed -n '1p')
-cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback "$mail"/0*.patch |
-	sed '1d' | paste -sd, -)
-for p in "$mail"/*.patch; do
-	sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
+from=base
+for posting in "${POSTINGS[@]}"; do
+	out=$mail/$posting
+	git -c "branch.mail-$posting.description=$(cat "$TOP/cover/$posting.txt")" \
+		format-patch -q --cover-letter --cover-from-description=subject --no-base \
+		--subject-prefix="PATCH v$VERSION" -o "$out" "$from..mail-$posting"
+	from=mail-$posting
+	to=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --m "$out"/0*.patch |
+		sed -n '1p')
+	cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback "$out"/0*.patch |
+		sed '1d' | paste -sd, -)
+	for p in "$out"/*.patch; do
+		sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
+	done
+	pats=("$out"/[0-9][0-9][0-9][0-9]-*.patch) # the cover letter (0000) first
+	scripts/checkpatch.pl --strict --quiet --ignore "$CHECKPATCH_IGNORE" "${pats[@]:1}" ||
+		die "re-signed patches of $posting fail checkpatch"
+	[ -x "$(git --exec-path)/git-send-email" ] || die "git send-email is missing: run 'make deps' (git-email)"
+	git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \
+		"$out"/*.patch >"$out/send-email-dry-run.txt" 2>&1 ||
+		die "git send-email --dry-run failed, see $out/send-email-dry-run.txt"
 done
-pats=("$mail"/[0-9][0-9][0-9][0-9]-*.patch) # the cover letter (0000) first
-scripts/checkpatch.pl --strict --quiet --ignore "$CHECKPATCH_IGNORE" "${pats[@]:1}" ||
-	die "re-signed patches fail checkpatch"
-[ -x "$(git --exec-path)/git-send-email" ] || die "git send-email is missing: run 'make deps' (git-email)"
-git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \
-	"$mail"/*.patch >"$mail/send-email-dry-run.txt" 2>&1 ||
-	die "git send-email --dry-run failed, see $mail/send-email-dry-run.txt"
 n=$(find "$mail" -name '*.patch' | wc -l)
-echo "mail: $n files in $mail, signed by $name <$email>, To: $to"
+echo "mail: $n files in ${#POSTINGS[@]} postings in $mail, signed by $name <$email>"

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Build the working tree: out/linux on branch 'series' = base + 'git am' of
-# patches/ (the cover letter is skipped), committed with the project
+# each posting of patches/ in order (cover letters skipped; branch
+# posting/NAME marks where each but the last ends), committed with the project
 # identity and each patch's own date so that the commit ids are
 # reproducible. Refuses to throw away commits or changes that were not
 # exported (FORCE=1 overrides).
@@ -27,15 +28,18 @@ git am --abort >/dev/null 2>&1 || true
 prev=$(git rev-parse -q --verify series || git rev-parse base)
 git checkout -q -f -B series base
 shopt -s nullglob
-for p in "$TOP"/patches/[0-9][0-9][0-9][0-9]-*.patch; do
-	case $p in
-	*/0000-cover-letter.patch) continue ;;
-	esac
-	if ! git am -q --committer-date-is-author-date "$p" >"$OUT/am.log" 2>&1; then
-		git am --abort >/dev/null 2>&1 || true
-		git checkout -q -f -B series "$prev"
-		die "patch $(basename "$p") does not apply to the base (branch series left as it was): $(grep -m1 -E '^(error|Patch failed)' "$OUT/am.log")"
-	fi
+for posting in "${POSTINGS[@]}"; do
+	pats=("$TOP/patches/$posting"/[0-9][0-9][0-9][0-9]-*.patch)
+	[ "${#pats[@]}" -gt 1 ] || die "no patches in patches/$posting"
+	for p in "${pats[@]}"; do
+		[ "${p##*/}" != 0000-cover-letter.patch ] || continue
+		if ! git am -q --committer-date-is-author-date "$p" >"$OUT/am.log" 2>&1; then
+			git am --abort >/dev/null 2>&1 || true
+			git checkout -q -f -B series "$prev"
+			die "patch $posting/$(basename "$p") does not apply (branch series left as it was): $(grep -m1 -E '^(error|Patch failed)' "$OUT/am.log")"
+		fi
+	done
+	[ "$(posting_ref "$posting")" = series ] || git branch -f "posting/$posting" HEAD
 done
 git rev-parse series >"$stamp"
-echo "tree: $(git rev-list --count base..series) patches on base $(git rev-parse --short base) in $KTREE"
+echo "tree: $(git rev-list --count base..series) patches in ${#POSTINGS[@]} postings on base $(git rev-parse --short base) in $KTREE"

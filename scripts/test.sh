@@ -34,6 +34,7 @@ run_stage tree step "$TOP/scripts/tree.sh"
 run_stage checkpatch "$TOP/scripts/checkpatch.sh"
 run_stage docs "$TOP/scripts/check-docs.sh"
 run_stage mail "$TOP/scripts/check-mail.sh"
+run_stage b4 "$TOP/scripts/b4-apply.sh"
 run_stage build-min step "$TOP/scripts/kbuild.sh" series min
 run_stage bisect "$TOP/scripts/bisect.sh"
 run_stage selftests step "$TOP/scripts/selftests.sh" series

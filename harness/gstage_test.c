@@ -71,7 +71,7 @@ struct env {
 	unsigned long warns;
 };
 
-static void env_init(struct env *e, unsigned long levels, bool local)
+static void env_init(struct env *e, unsigned long levels)
 {
 	shim_mem_reset();
 	memset(e, 0, sizeof(*e));
@@ -80,8 +80,6 @@ static void env_init(struct env *e, unsigned long levels, bool local)
 	e->kvm.arch.pgd_levels = levels;
 	e->kvm.arch.vmid.vmid = 7;
 	kvm_riscv_gstage_init(&e->gs, &e->kvm);
-	if (local)
-		e->gs.flags |= KVM_GSTAGE_FLAGS_LOCAL;
 	e->warns = shim_warn_count;
 }
 
@@ -402,23 +400,21 @@ static bool full_check(struct env *e)
 }
 
 /*
- * Every hfence is for the VM's VMID. A change that takes something away (a
- * permission, a leaf) is covered by a flush of every hart (of this hart in
- * a KVM_GSTAGE_FLAGS_LOCAL G-stage) or of the whole VMID. One that only
+ * Every hfence is for the VM's VMID, or for all. A change that takes something away (a
+ * permission, a leaf) is covered by a flush of every hart or of the whole
+ * VMID. One that only
  * sets bits is covered by any flush, the faulting hart's own fence
  * included, and a new leaf with Svvptc by none. Only a fence of this hart
  * may come without a change: a fault that found nothing to change.
  */
 static bool check_hfences(struct env *e)
 {
-	bool local = e->gs.flags & KVM_GSTAGE_FLAGS_LOCAL;
 	unsigned long i, j, n = min(shim_nr_flushes, SHIM_MAX_FLUSH);
 	struct shim_flush *f = shim_flushes;
 
 	for (j = 0; j < n; j++)
-		if (!CHECKF(f[j].vmid == 7 && (f[j].local || !local),
-			    "hfence %lu: vmid %lu local %d", j, f[j].vmid,
-			    f[j].local) ||
+		if (!CHECKF(f[j].vmid == 7 || f[j].vmid == SHIM_VMID_ALL,
+			    "hfence %lu: vmid %lu", j, f[j].vmid) ||
 		    !CHECKF(m.nchg || !f[j].size || f[j].local,
 			    "remote hfence for no change"))
 			return false;
@@ -428,7 +424,7 @@ static bool check_hfences(struct env *e)
 		if (up && m.chg[i].install && shim_svvptc)
 			continue;
 		for (j = 0; j < n; j++)
-			if ((up || f[j].local == local) &&
+			if ((up || !f[j].local) &&
 			    (!f[j].size || (f[j].addr <= m.chg[i].addr &&
 					    m.chg[i].addr + m.chg[i].size <=
 						    f[j].addr + f[j].size)))
@@ -560,7 +556,6 @@ static bool prop_unmap(struct env *e)
 	/* true: the caller flushes the range */
 	if (ret && shim_nr_flushes < SHIM_MAX_FLUSH)
 		shim_flushes[shim_nr_flushes++] = (struct shim_flush){
-			.local = e->gs.flags & KVM_GSTAGE_FLAGS_LOCAL,
 			.vmid = 7,
 			.addr = s,
 			.size = end - s,
@@ -681,7 +676,7 @@ static void prop_test(unsigned long levels)
 
 	for (seed = 1; seed <= opt_seeds && !cur_fails; seed++) {
 		rnd_state = seed * 0x9e3779b97f4a7c15UL + levels;
-		env_init(&e, levels, rndn(2));
+		env_init(&e, levels);
 		shim_svvptc = rndn(2);
 #ifdef KVM_GSTAGE_FLAGS_FAULT
 		/* Map as a fault does: upgrades may fence this hart only. */
@@ -752,7 +747,7 @@ static void test_unmap_partial_huge(unsigned long unused)
 	walk_model = false;
 	for (levels = 3; levels <= 5; levels++) {
 		for (i = 0; i < ARRAY_SIZE(c); i++) {
-			env_init(&e, levels, i & 1);
+			env_init(&e, levels);
 			op_begin(&e);
 			map_gpa(&e, gpa0, c[i].l, false, false);
 			op_begin(&e);
@@ -779,7 +774,7 @@ static void test_unmap_frees_tables(unsigned long unused)
 
 	walk_model = false;
 	for (levels = 3; levels <= 5; levels++) {
-		env_init(&e, levels, levels == 4);
+		env_init(&e, levels);
 		op_begin(&e);
 		map_gpa(&e, 0x1000, 0, false, false);
 		op_begin(&e);
@@ -807,6 +802,33 @@ static void test_unmap_frees_tables(unsigned long unused)
 	}
 }
 
+/*
+ * A KVM_GSTAGE_FLAGS_LOCAL G-stage that frees a table WARNs, and the table
+ * is still flushed from every hart that ran the VM, not from this one only.
+ */
+static void test_local_free_warns(unsigned long unused)
+{
+	unsigned long i, n;
+	struct env e;
+
+	walk_model = false;
+	env_init(&e, 3);
+	e.gs.flags |= KVM_GSTAGE_FLAGS_LOCAL;
+	op_begin(&e);
+	map_gpa(&e, PUD_SIZE + PAGE_SIZE, 0, false, false);
+	op_begin(&e);
+	kvm_riscv_gstage_unmap_range(&e.gs, PUD_SIZE, PUD_SIZE, false);
+	n = min(shim_nr_flushes, SHIM_MAX_FLUSH);
+	for (i = 0; i < n; i++)
+		if (!shim_flushes[i].size && !shim_flushes[i].local)
+			break;
+	CHECKF(shim_warn_count == e.warns + 1, "%lu WARN(s), want 1",
+	       shim_warn_count - e.warns);
+	CHECKF(i < n, "the table was not flushed from every hart");
+	e.warns = shim_warn_count;
+	CHECK(no_leaked_tables(&e));
+}
+
 /* A 2M leaf over a 4K table, empty or not, frees it after a full flush. */
 static void test_map_huge_over_table(unsigned long unused)
 {
@@ -817,7 +839,7 @@ static void test_map_huge_over_table(unsigned long unused)
 
 	walk_model = false;
 	for (empty = 0; empty < 2; empty++) {
-		env_init(&e, 3, empty);
+		env_init(&e, 3);
 		op_begin(&e);
 		map_gpa(&e, gpa0 + PAGE_SIZE, 0, false, false);
 		op_begin(&e);
@@ -840,7 +862,7 @@ static void test_age_partial_huge(unsigned long unused)
 	pte_t *ptep;
 	int i;
 
-	env_init(&e, 4, false);
+	env_init(&e, 4);
 	op_begin(&e);
 	map_gpa(&e, gpa0, 1, false, false);
 	ptep = leaf(&e, gpa0, NULL);
@@ -919,7 +941,7 @@ static void test_race_age(unsigned long unused)
 	gpa_t g;
 
 	rnd_state = 42;
-	env_init(&e, 3, false);
+	env_init(&e, 3);
 	r.kvm = &e.kvm;
 	for (i = 0; i < ARRAY_SIZE(t); i++)
 		pthread_create(&t[i], NULL, ager_thread, &r);
@@ -1039,7 +1061,7 @@ static void test_race_shared_faults(unsigned long unused)
 	unsigned int i;
 	gpa_t g;
 
-	env_init(&e, 3, false);
+	env_init(&e, 3);
 	r.kvm = &e.kvm;
 	/* As the kernel's rwlock: the readers do not starve the writer. */
 	pthread_rwlockattr_init(&attr);
@@ -1220,7 +1242,7 @@ static void race_test(unsigned long masked)
 	pthread_t t;
 	int i;
 
-	env_init(&e, 3, false);
+	env_init(&e, 3);
 	for (i = 0; i < RACE_N; i++) {
 		op_begin(&e);
 		map_gpa(&e, gpa0 + i * PAGE_SIZE, 0, false, false);
@@ -1316,7 +1338,7 @@ static void test_race_split_huge(unsigned long unused)
 	u32 l;
 	int i;
 
-	env_init(&e, 3, false);
+	env_init(&e, 3);
 	pin_to_cpu(0);
 	pthread_create(&t, NULL, split_hw_thread, &r);
 	for (rd = 1; rd <= rounds; rd++) {
@@ -1602,7 +1624,7 @@ static void tlb_test(unsigned long adu)
 	shim_flush_hook = tlb_flush_hook;
 	for (seed = 1; seed <= opt_seeds && !cur_fails; seed++) {
 		rnd_state = seed * 0x9e3779b97f4a7c15UL + adu;
-		env_init(&e, 3, false);
+		env_init(&e, 3);
 		model_reset(seed);
 		memset(t.tlb, 0, sizeof(t.tlb));
 		memset(t.logging, 0, sizeof(t.logging));
@@ -1639,6 +1661,7 @@ static const struct {
 	{ "prop_sv57x4", prop_test, 5 },
 	{ "unmap_partial_huge", test_unmap_partial_huge },
 	{ "unmap_frees_tables", test_unmap_frees_tables },
+	{ "local_free_warns", test_local_free_warns },
 	{ "map_huge_over_table", test_map_huge_over_table },
 #ifdef HAVE_AGE_RANGE
 	{ "age_partial_huge", test_age_partial_huge },
@@ -1677,7 +1700,7 @@ static void setup(struct env *e, unsigned long levels, int l)
 {
 	gpa_t gpa;
 
-	env_init(e, levels, false);
+	env_init(e, levels);
 	for (gpa = gpa0; gpa < gpa0 + PMD_SIZE; gpa += lsize(l)) {
 		op_begin(e);
 		map_gpa(e, gpa, l, false, false);

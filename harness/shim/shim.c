@@ -262,9 +262,11 @@ void shim_rcu_poll(bool wait)
 	}
 }
 
-static __thread bool shim_ipi; /* on_each_cpu() runs the function here */
+static __thread bool shim_ipi; /* on_each_cpu_mask() runs the function here */
 
-void on_each_cpu(void (*func)(void *info), void *info, int wait)
+/* Every simulated hart is in the mask: a call flushes them all. */
+void on_each_cpu_mask(const struct cpumask *mask, void (*func)(void *info),
+		      void *info, int wait)
 {
 	shim_ipi = true;
 	func(info);
@@ -314,4 +316,5 @@ void kvm_flush_remote_tlbs(struct kvm *kvm)
 void kvm_riscv_local_hfence_gvma_all(void)
 {
 	shim_nr_flush_all++;
+	record_flush(true, SHIM_VMID_ALL, 0, 0, 0);
 }

@@ -133,6 +133,7 @@ static inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
 }
 
 #define smp_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
+#define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define cpu_relax() __builtin_ia32_pause()
 
 /*
@@ -151,7 +152,12 @@ void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
 void shim_rcu_poll(bool wait);
 #define rcu_barrier() shim_rcu_poll(true)
 /* Runs @func once, as a broadcast: a local flush in it counts as remote. */
-void on_each_cpu(void (*func)(void *info), void *info, int wait);
+/* The harts that loaded a vCPU; the tests' harts all have. */
+typedef struct cpumask {
+	unsigned long bits;
+} cpumask_t;
+void on_each_cpu_mask(const struct cpumask *mask, void (*func)(void *info),
+		      void *info, int wait);
 extern unsigned long shim_rcu_deferred;
 
 /* Simulated physical memory: page tables live in one aligned arena. */
@@ -334,6 +340,7 @@ struct kvm_arch {
 	pgd_t *pgd;
 	unsigned long pgd_levels;
 	struct kvm_vmid vmid;
+	cpumask_t gstage_cpus;
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -380,6 +387,8 @@ struct shim_flush {
 #define SHIM_MAX_FLUSH 4096
 extern struct shim_flush shim_flushes[SHIM_MAX_FLUSH];
 extern unsigned long shim_nr_flushes, shim_nr_flush_all, shim_flush_all_seq;
+/* The VMID an hfence of every VMID records. */
+#define SHIM_VMID_ALL (~0UL)
 /* Table pages freed outside RCU callbacks: never linked (shim.c). */
 extern unsigned long shim_unlinked_frees;
 

@@ -678,6 +678,8 @@ static void prop_test(unsigned long levels)
 		rnd_state = seed * 0x9e3779b97f4a7c15UL + levels;
 		env_init(&e, levels);
 		shim_svvptc = rndn(2);
+		/* Unmaps that may block stop and resume every few entries. */
+		shim_resched_period = rndn(2) ? 1 + rndn(16) : 0;
 #ifdef KVM_GSTAGE_FLAGS_FAULT
 		/* Map as a fault does: upgrades may fence this hart only. */
 		if (rndn(2))

@@ -262,6 +262,16 @@ void shim_rcu_poll(bool wait)
 	}
 }
 
+unsigned long shim_resched_period;
+static unsigned long shim_resched_calls;
+
+bool need_resched(void)
+{
+	return shim_resched_period &&
+	       !(__atomic_add_fetch(&shim_resched_calls, 1, __ATOMIC_RELAXED) %
+		 shim_resched_period);
+}
+
 static __thread bool shim_ipi; /* on_each_cpu_mask() runs the function here */
 
 /* Every simulated hart is in the mask: a call flushes them all. */

@@ -378,6 +378,14 @@ static inline int cond_resched_rwlock_write(int *lock)
 	return 0;
 }
 
+/*
+ * need_resched() says yes on every shim_resched_period-th call (never if
+ * 0), so that unmaps that may block stop and resume their walks.
+ */
+extern unsigned long shim_resched_period;
+bool need_resched(void);
+#define rwlock_needbreak(lock) ((void)(lock), 0)
+
 /* A flush of the whole VMID has size 0. */
 struct shim_flush {
 	bool local;

@@ -679,7 +679,7 @@ static void prop_test(unsigned long levels)
 		env_init(&e, levels);
 		shim_svvptc = rndn(2);
 		/* Unmaps that may block stop and resume every few entries. */
-		shim_resched_period = rndn(2) ? 1 + rndn(16) : 0;
+		shim_resched_period = rndn(2) ? 16 + rndn(64) : 0;
 #ifdef KVM_GSTAGE_FLAGS_FAULT
 		/* Map as a fault does: upgrades may fence this hart only. */
 		if (rndn(2))

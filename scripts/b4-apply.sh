@@ -42,8 +42,8 @@ for posting in "${POSTINGS[@]}"; do
 		fails=$((fails + 1))
 		continue
 	fi
-	if grep -qE '✗|ERROR|WARNING|NOTE:|Traceback|ignored' "$work/$posting.log"; then
-		echo "FAIL b4/$posting: b4 reports: $(grep -m1 -E '✗|ERROR|WARNING|NOTE:|Traceback|ignored' "$work/$posting.log")"
+	if report=$(grep -m1 -E '✗|ERROR|WARNING|NOTE:|Traceback|ignored' "$work/$posting.log"); then
+		echo "FAIL b4/$posting: b4 reports: $report"
 		fails=$((fails + 1))
 		continue
 	fi

@@ -44,6 +44,7 @@ done
 
 # One folder a posting, as in patches/, each with its own To/Cc from
 # get_maintainer.pl and a git send-email --dry-run.
+[ -x "$(git --exec-path)/git-send-email" ] || die "git send-email is missing: run 'make deps' (git-email)"
 rm -rf "$mail"
 from=base
 for posting in "${POSTINGS[@]}"; do
@@ -62,7 +63,6 @@ for posting in "${POSTINGS[@]}"; do
 	pats=("$out"/[0-9][0-9][0-9][0-9]-*.patch) # the cover letter (0000) first
 	scripts/checkpatch.pl --strict --quiet --ignore "$CHECKPATCH_IGNORE" "${pats[@]:1}" ||
 		die "re-signed patches of $posting fail checkpatch"
-	[ -x "$(git --exec-path)/git-send-email" ] || die "git send-email is missing: run 'make deps' (git-email)"
 	git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \
 		"$out"/*.patch >"$out/send-email-dry-run.txt" 2>&1 ||
 		die "git send-email --dry-run failed, see $out/send-email-dry-run.txt"

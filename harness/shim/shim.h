@@ -151,11 +151,11 @@ void rcu_read_unlock(void);
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
 void shim_rcu_poll(bool wait);
 #define rcu_barrier() shim_rcu_poll(true)
-/* Runs @func once, as a broadcast: a local flush in it counts as remote. */
 /* The harts that loaded a vCPU; the tests' harts all have. */
 typedef struct cpumask {
 	unsigned long bits;
 } cpumask_t;
+/* Runs @func once, as a broadcast: a local flush in it counts as remote. */
 void on_each_cpu_mask(const struct cpumask *mask, void (*func)(void *info),
 		      void *info, int wait);
 extern unsigned long shim_rcu_deferred;

@@ -99,13 +99,15 @@ for e in "${want[@]}"; do
 				/MIGRATE result=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
 					if (kv[1] ~ /^(total_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors)$/) out(kv[1], 0, kv[2])
 					if (kv[1] == "result") out("migrate_failed", 0, kv[2] != "pass") } }
+				# guest/slotzap: the delete or munmap of a populated slot.
+				/slotzap: .* took [0-9.]+ ms/ { out("zap_ms", 0, $(NF - 1)) }
 				/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
 				/ager: [0-9]+ (aging|page_idle) passes/ { a = $0; sub(/.*ager: /, "", a); split(a, g, " "); out("agings", 0, g[1])
 					# "aging A s of T s": the share of the run spent aging.
 					if (match($0, /aging [0-9.]+ s of [0-9.]+ s/)) { split(substr($0, RSTART, RLENGTH), g, " "); if (g[5] > 0) out("aging_share", 0, g[2] / g[5]) } }
 				# lock_stat: con-bounces contentions wait-min wait-max wait-total ...
 				/lockstat: .*mmu_lock(-W)?:/ { s = substr($0, index($0, ":") + 1); sub(/.*mmu_lock(-W)?:/, "", s)
-					split(s, f, " "); out("w_contentions", 0, f[2]); out("w_wait_us", 0, f[5]) }
+					split(s, f, " "); out("w_contentions", 0, f[2]); out("w_wait_us", 0, f[5]); out("w_hold_max_us", 0, f[10]) }
 				/lockstat: .*mmu_lock-R:/ { s = $0; sub(/.*mmu_lock-R:/, "", s)
 					split(s, f, " "); out("r_contentions", 0, f[2]); out("r_wait_us", 0, f[5]) }' >>"$csv"
 		done

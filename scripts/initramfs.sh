@@ -1,7 +1,7 @@
 #!/bin/bash
 # Usage: initramfs.sh TREE
-# Pack busybox, guest/init, the guest helpers (guest/ager.c, built static,
-# and guest/lockstat) and TREE's KVM selftests into
+# Pack busybox, guest/init, the guest helpers (guest/ager.c and
+# guest/slotzap.c, built static, and guest/lockstat) and TREE's KVM selftests into
 # out/initramfs/TREE.cpio.gz. The test plan is appended at boot time.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -16,10 +16,11 @@ if [ ! -x "$gen" ]; then
 	gcc -O2 -o "$gen" "$KTREE/usr/gen_init_cpio.c"
 fi
 
-ager=$OUT/tools/ager
-if [ ! -x "$ager" ] || [ "$TOP/guest/ager.c" -nt "$ager" ]; then
-	"${CROSS_COMPILE}gcc" -static -O2 -Wall -Wextra -Werror -o "$ager" "$TOP/guest/ager.c"
-fi
+for h in ager slotzap; do
+	if [ ! -x "$OUT/tools/$h" ] || [ "$TOP/guest/$h.c" -nt "$OUT/tools/$h" ]; then
+		"${CROSS_COMPILE}gcc" -static -O2 -Wall -Wextra -Werror -o "$OUT/tools/$h" "$TOP/guest/$h.c"
+	fi
+done
 
 mkdir -p "$OUT/initramfs"
 list=$OUT/initramfs/$tree.list
@@ -33,7 +34,8 @@ list=$OUT/initramfs/$tree.list
 	echo "file /bin/busybox $OUT/tools/busybox 0755 0 0"
 	echo "slink /bin/sh busybox 0777 0 0"
 	echo "file /init $TOP/guest/init 0755 0 0"
-	echo "file /bin/ager $ager 0755 0 0"
+	echo "file /bin/ager $OUT/tools/ager 0755 0 0"
+	echo "file /bin/slotzap $OUT/tools/slotzap 0755 0 0"
 	echo "file /bin/lockstat $TOP/guest/lockstat 0755 0 0"
 	find "$st" -type f -perm -u+x ! -name '*.o' | sort | while IFS= read -r f; do
 		rel=${f#"$st"/}

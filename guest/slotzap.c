@@ -144,10 +144,12 @@ int main(int argc, char **argv)
 	}
 	size = atol(argv[1]) << 20;
 	delete = !strcmp(argv[2], "delete");
-	CPU_ZERO(&cpus);
-	CPU_SET(0, &cpus);
-	if (busy && sched_setaffinity(0, sizeof(cpus), &cpus))
-		die("sched_setaffinity");
+	if (busy) {
+		CPU_ZERO(&cpus);
+		CPU_SET(0, &cpus);
+		if (sched_setaffinity(0, sizeof(cpus), &cpus))
+			die("sched_setaffinity");
+	}
 
 	kvm = open("/dev/kvm", O_RDWR);
 	if (kvm < 0)

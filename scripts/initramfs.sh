@@ -1,8 +1,8 @@
 #!/bin/bash
 # Usage: initramfs.sh TREE
 # Pack busybox, guest/init, the guest helpers (guest/ager.c and
-# guest/slotzap.c, built static, and guest/lockstat) and TREE's KVM selftests into
-# out/initramfs/TREE.cpio.gz. The test plan is appended at boot time.
+# guest/slotzap.c, built static, and guest/lockstat) and TREE's KVM
+# selftests into out/initramfs/TREE.cpio.gz. The test plan is appended at boot time.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
 need gcc "${CROSS_COMPILE}gcc" gzip

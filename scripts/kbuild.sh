@@ -43,4 +43,11 @@ if [ ${#targets[@]} -eq 0 ]; then
 	targets=(Image)
 	! grep -q '^CONFIG_KVM=m' "$obj/.config" || targets+=(modules)
 fi
-make -C "$src" O="$obj" CC="$KCC" -j"$JOBS" -s "${targets[@]}"
+# The minimal kernel is built with W=1 (extra warnings, the same code), so
+# that the per-commit W=1/sparse check of scripts/bisect.sh compiles nothing
+# twice. KCHECK=PATH: also run sparse PATH on every file compiled (C=1) and
+# print kbuild's short lines (CC, CHECK), which bisect.sh counts.
+args=(-s)
+[ "$variant" != min ] || args=(W=1 -s)
+[ -z "${KCHECK:-}" ] || args=(W=1 C=1 CHECK="$KCHECK")
+make -C "$src" O="$obj" CC="$KCC" -j"$JOBS" "${args[@]}" "${targets[@]}"

@@ -127,6 +127,10 @@ void shim_warn(const char *file, int line, const char *what);
 					    __ATOMIC_SEQ_CST);       \
 		__o;                                                 \
 	})
+/* Kernel semantics: on failure *(po) gets the value found. */
+#define try_cmpxchg(ptr, po, n)                                           \
+	__atomic_compare_exchange_n((ptr), (po), (n), false, __ATOMIC_SEQ_CST, \
+				    __ATOMIC_SEQ_CST)
 static inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
 {
 	return __atomic_fetch_and(addr, ~BIT(nr), __ATOMIC_SEQ_CST) & BIT(nr);

@@ -1049,6 +1049,64 @@ static void *fault_thread(void *arg)
 	return NULL;
 }
 
+/* What the racing fault of test_shared_fault_same_leaf() stored. */
+static unsigned long same_leaf;
+
+static void store_same_leaf(unsigned long *ptr, unsigned long new)
+{
+	if (!(new & _PAGE_LEAF))
+		return;
+	WRITE_ONCE(*ptr, new);
+	same_leaf = new;
+}
+
+/*
+ * A shared fault that loses the race for its leaf to a fault that stored
+ * the same leaf maps nothing more: it fences its own hart (the whole VMID:
+ * it may have cached an empty non-leaf entry), counts no leaf and returns
+ * 0, with mmu_lock still held for read.
+ */
+static void test_shared_fault_same_leaf(unsigned long unused)
+{
+	gpa_t gpa = PUD_SIZE + 2 * PAGE_SIZE;
+	unsigned long i, fenced = 0;
+	struct env e;
+	pte_t *ptep;
+
+	walk_model = false;
+	env_init(&e, 3);
+	op_begin(&e);
+	/* A neighbour, so that only the leaf is left to fill. */
+	CHECK(!map_gpa(&e, gpa - PAGE_SIZE, 0, false, false));
+	op_begin(&e);
+	e.gs.flags |= KVM_GSTAGE_FLAGS_SHARED;
+	same_leaf = 0;
+	shim_try_cmpxchg_hook = store_same_leaf;
+	CHECK(!map_gpa(&e, gpa, 0, false, false));
+	shim_try_cmpxchg_hook = NULL;
+	e.gs.flags &= ~KVM_GSTAGE_FLAGS_SHARED;
+	for (i = 0; i < min(shim_nr_flushes, SHIM_MAX_FLUSH); i++)
+		if (shim_flushes[i].local && !shim_flushes[i].size &&
+		    shim_flushes[i].vmid == e.kvm.arch.vmid.vmid)
+			fenced++;
+	ptep = leaf(&e, gpa, NULL);
+	CHECKF(same_leaf && ptep && pte_val(*ptep) == same_leaf,
+	       "the racing fault's leaf is not the one mapped");
+	CHECKF(fenced == 1 && shim_nr_flushes == 1,
+	       "%lu flushes, %lu of them a local fence of the VMID, want 1",
+	       shim_nr_flushes, fenced);
+#ifdef HAVE_PAGE_STATS
+	/*
+	 * Only the neighbour is counted: this fault must not count the leaf
+	 * it lost. Count it for the racing fault the hook stands in for, so
+	 * that op_end() finds the stats exact.
+	 */
+	CHECK(atomic64_read(&e.kvm.stat.pages[0]) == 1);
+	atomic64_add(1, &e.kvm.stat.pages[0]);
+#endif
+	CHECK(op_end(&e) && no_leaked_tables(&e));
+}
+
 static void test_race_shared_faults(unsigned long unused)
 {
 	unsigned long n, lost = shim_unlinked_frees, seed = 7, x;
@@ -1666,6 +1724,7 @@ static const struct {
 	{ "race_age_lockless", test_race_age },
 #endif
 #ifdef KVM_GSTAGE_FLAGS_SHARED
+	{ "shared_fault_same_leaf", test_shared_fault_same_leaf },
 	{ "race_shared_faults", test_race_shared_faults },
 	{ "tlb_svade", tlb_test, false },
 	{ "tlb_svadu_svvptc", tlb_test, true },

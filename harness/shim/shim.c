@@ -25,6 +25,7 @@ static struct list_head free_list = LIST_HEAD_INIT(free_list);
 /* Shared-walk faults allocate and free tables in parallel. */
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
 unsigned long shim_unlinked_frees;
+void (*shim_try_cmpxchg_hook)(unsigned long *ptr, unsigned long new);
 bool shim_svvptc;
 void (*shim_flush_hook)(bool local, gpa_t gpa, gpa_t gpsz);
 

@@ -124,13 +124,24 @@ void shim_warn(const char *file, int line, const char *what);
 		__typeof__(*(ptr)) __o = (o);                        \
 		__atomic_compare_exchange_n((ptr), &__o, (n), false, \
 					    __ATOMIC_SEQ_CST,        \
-					    __ATOMIC_SEQ_CST);       \
+					    __ATOMIC_RELAXED);       \
 		__o;                                                 \
 	})
-/* Kernel semantics: on failure *(po) gets the value found. */
-#define try_cmpxchg(ptr, po, n)                                           \
-	__atomic_compare_exchange_n((ptr), (po), (n), false, __ATOMIC_SEQ_CST, \
-				    __ATOMIC_SEQ_CST)
+/*
+ * Kernel semantics: on failure *(po) gets the value found, unordered. If
+ * set, shim_try_cmpxchg_hook runs first: a test stores there what a racing
+ * thread would have stored.
+ */
+extern void (*shim_try_cmpxchg_hook)(unsigned long *ptr, unsigned long new);
+#define try_cmpxchg(ptr, po, n)                                      \
+	({                                                           \
+		__typeof__(*(ptr)) __n = (n);                        \
+		if (shim_try_cmpxchg_hook)                           \
+			shim_try_cmpxchg_hook((ptr), __n);           \
+		__atomic_compare_exchange_n((ptr), (po), __n, false, \
+					    __ATOMIC_SEQ_CST,        \
+					    __ATOMIC_RELAXED);       \
+	})
 static inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
 {
 	return __atomic_fetch_and(addr, ~BIT(nr), __ATOMIC_SEQ_CST) & BIT(nr);

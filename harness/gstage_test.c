@@ -1069,7 +1069,7 @@ static void store_same_leaf(unsigned long *ptr, unsigned long new)
 static void test_shared_fault_same_leaf(unsigned long unused)
 {
 	gpa_t gpa = PUD_SIZE + 2 * PAGE_SIZE;
-	unsigned long i, fenced = 0;
+	struct shim_flush *f = &shim_flushes[0];
 	struct env e;
 	pte_t *ptep;
 
@@ -1085,16 +1085,13 @@ static void test_shared_fault_same_leaf(unsigned long unused)
 	CHECK(!map_gpa(&e, gpa, 0, false, false));
 	shim_try_cmpxchg_hook = NULL;
 	e.gs.flags &= ~KVM_GSTAGE_FLAGS_SHARED;
-	for (i = 0; i < min(shim_nr_flushes, SHIM_MAX_FLUSH); i++)
-		if (shim_flushes[i].local && !shim_flushes[i].size &&
-		    shim_flushes[i].vmid == e.kvm.arch.vmid.vmid)
-			fenced++;
 	ptep = leaf(&e, gpa, NULL);
 	CHECKF(same_leaf && ptep && pte_val(*ptep) == same_leaf,
 	       "the racing fault's leaf is not the one mapped");
-	CHECKF(fenced == 1 && shim_nr_flushes == 1,
-	       "%lu flushes, %lu of them a local fence of the VMID, want 1",
-	       shim_nr_flushes, fenced);
+	CHECKF(shim_nr_flushes == 1 && f->local && !f->size &&
+		       f->vmid == e.kvm.arch.vmid.vmid,
+	       "%lu flushes, want 1: a local fence of the whole VMID",
+	       shim_nr_flushes);
 #ifdef HAVE_PAGE_STATS
 	/*
 	 * Only the neighbour is counted: this fault must not count the leaf

@@ -472,13 +472,13 @@ static gpa_t gpa_to_hpa(gpa_t gpa)
 
 static bool prop_map(struct env *e)
 {
-	gpa_t gpa = rand_gpa(), hpa, cmp, csz;
-	int l = rndn(100) < 60 ? 0 : rndn(100) < 60 ? 1 : 2, ol = 0;
+	gpa_t gpa = rand_gpa(), mgpa = gpa, hpa, cmp, csz;
+	int l = rndn(100) < 60 ? 0 : rndn(100) < 60 ? 1 : 2, ol = 0, al = 0;
 	u32 hl;
 	bool ro = rndn(2), x = rndn(4) == 0, hw = rndn(2);
 	unsigned long prot = _PAGE_BASE | _PAGE_READ | (ro ? 0 : W) |
 			     (x ? _PAGE_EXEC : 0);
-	unsigned long old = model_get(gpa, &ol);
+	unsigned long old = model_get(gpa, &ol), at;
 
 #ifdef KVM_GSTAGE_FLAGS_HOST_WRITABLE
 	/*
@@ -494,14 +494,28 @@ static bool prop_map(struct env *e)
 	(void)hw;
 #endif
 
-	/* A huge leaf over a table replaces it: see map_huge_over_table */
-	if (!old && l && !leaf(e, gpa, &hl) && hl < l)
+	/*
+	 * As kvm_riscv_mmu_map(): a THP fault maps the huge page at the
+	 * aligned GPA, a hugetlb or 4 KiB one at the faulting GPA.
+	 */
+	if (l == 1 && rndn(2))
+		mgpa = ALIGN_DOWN(gpa, PMD_SIZE);
+	/*
+	 * A huge leaf over a table replaces it, whether the lookup finds a
+	 * smaller leaf or none: see map_huge_over_table.
+	 */
+	at = model_get(mgpa, &al);
+	if (l && (at ? al < l : !leaf(e, mgpa, &hl) && hl < l)) {
 #ifdef HAVE_FREE_PGD
 		model_for_each(ALIGN_DOWN(gpa, lsize(l)),
 			       ALIGN_DOWN(gpa, lsize(l)) + lsize(l), unmap_fn);
+		old = 0;
 #else
-		l = 0; /* the base tree would leak the table */
+		/* the base tree would leak the table */
+		l = 0;
+		mgpa = gpa;
 #endif
+	}
 	hpa = ALIGN_DOWN(gpa_to_hpa(gpa), lsize(l));
 	csz = lsize(old && ol > l ? ol : l);
 	cmp = ALIGN_DOWN(gpa, csz);
@@ -516,8 +530,8 @@ static bool prop_map(struct env *e)
 			  pfn_pte(PFN_DOWN(hpa), __pgprot(prot | D)).pte, true);
 
 	struct kvm_gstage_mapping out;
-	int ret = kvm_riscv_gstage_map_page(&e->gs, &e->pc, gpa, hpa, lsize(l),
-					    ro, x, &out);
+	int ret = kvm_riscv_gstage_map_page(&e->gs, &e->pc, mgpa, hpa,
+					    lsize(l), ro, x, &out);
 	return CHECKF(!ret, "map %#lx level %d: %d", gpa, l, ret) &&
 	       check_hfences(e) && verify(e, cmp, cmp + csz);
 }
@@ -1018,7 +1032,12 @@ static void *fault_thread(void *arg)
 		x = rnd_next(&seed);
 		g = (x >> 8) % 2 * PUD_SIZE + (x >> 9) % 2 * PMD_SIZE +
 		    (x >> 10) % 64 * PAGE_SIZE;
-		l = x % 8 ? 0 : 1;
+		/*
+		 * One of the four 2 MiB regions is backed by a huge page,
+		 * as the host backs a range with one page size: a 2 MiB
+		 * fault over 4 KiB leaves replaces their table.
+		 */
+		l = (x >> 8) % 2 && (x >> 9) % 2;
 		hpa = ALIGN_DOWN(g + (1UL << 40), lsize(l));
 		pc.nobjs = r->kvm->arch.pgd_levels;
 		pthread_rwlock_rdlock(&r->lock);

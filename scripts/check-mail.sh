@@ -24,7 +24,7 @@ if ! GIT_CONFIG_GLOBAL=$tmp/gitconfig "$TOP/scripts/mail.sh" >"$tmp/out" 2>&1; t
 fi
 bad=0 kept=0
 n=0
-for p in "$OUT"/mail/*/[0-9][0-9][0-9][0-9]-*.patch; do
+for p in "$OUT"/mail/[1-9]*/[0-9][0-9][0-9][0-9]-*.patch; do
 	case $p in */0000-*) continue ;; esac
 	n=$((n + 1))
 	# The author as exported in patches/: the project's, or someone else's.
@@ -50,3 +50,13 @@ if [ "$n" -ne "$want" ]; then
 	bad=1
 fi
 [ "$bad" -eq 1 ] || echo "PASS mail/re-sign every patch ($n) signed by the sender ($kept keep their own author), To/Cc from get_maintainer.pl"
+
+# The security fixes go on their own to security@kernel.org and no list.
+sec=("$OUT"/mail/0-security/0001-*.patch)
+if [ "${#SECURITY_FIRST[@]}" -ne "$(find "$OUT/mail/0-security" -name '*.patch' | wc -l)" ]; then
+	echo "FAIL mail/security: $(find "$OUT/mail/0-security" -name '*.patch' | wc -l) patches in out/mail/0-security, want ${#SECURITY_FIRST[@]}"
+elif ! grep -q '^To: security@kernel.org$' "${sec[@]}" || grep -E '^Cc: ' "${sec[@]}" | grep -qE 'lists\.|vger\.kernel\.org'; then
+	echo "FAIL mail/security: $(basename "${sec[0]}") not addressed to security@kernel.org alone (no list)"
+else
+	echo "PASS mail/security ${#SECURITY_FIRST[@]} patch(es) to security@kernel.org and the maintainers, no list"
+fi

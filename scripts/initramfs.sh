@@ -37,6 +37,7 @@ list=$OUT/initramfs/$tree.list
 	echo "file /bin/ager $OUT/tools/ager 0755 0 0"
 	echo "file /bin/slotzap $OUT/tools/slotzap 0755 0 0"
 	echo "file /bin/lockstat $TOP/guest/lockstat 0755 0 0"
+	echo "file /bin/progress $TOP/guest/progress 0755 0 0"
 	find "$st" -type f -perm -u+x ! -name '*.o' | sort | while IFS= read -r f; do
 		rel=${f#"$st"/}
 		case $rel in

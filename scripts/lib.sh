@@ -26,7 +26,13 @@ BASE_DATE="2026-11-15T22:30:00Z"
 # branch posting/NAME ends each posting but the last, which ends at
 # branch series.
 POSTINGS=(1-fixes 2-infra 3-perf)
-VERSION=2
+VERSION=3
+# Patches that let a guest write host memory, by subject: 'make mail'
+# also writes each, on its own, to out/mail/0-security/, addressed to
+# security@kernel.org and the maintainers but no list, to be sent before
+# the postings (Documentation/process/security-bugs.rst); the postings
+# wait until the security team agrees to their publication.
+SECURITY_FIRST=("RISC-V: KVM: Keep the dirty-log write fast path off pages the host does not let the guest write")
 
 # posting_ref NAME: the branch that ends posting NAME.
 posting_ref() {

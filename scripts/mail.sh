@@ -67,5 +67,21 @@ for posting in "${POSTINGS[@]}"; do
 		"$out"/*.patch >"$out/send-email-dry-run.txt" 2>&1 ||
 		die "git send-email --dry-run failed, see $out/send-email-dry-run.txt"
 done
+
+# The security fixes on their own, first: to security@kernel.org and the
+# maintainers, no list (SECURITY_FIRST in lib.sh).
+sec=$mail/0-security
+mkdir -p "$sec"
+for subj in "${SECURITY_FIRST[@]}"; do
+	c=$(git log --format='%H%x09%s' "base..mail-${POSTINGS[-1]}" | awk -F '\t' -v s="$subj" '$2 == s { print $1 }')
+	[ -n "$c" ] || die "SECURITY_FIRST: no patch with subject '$subj'"
+	p=$(git format-patch --no-base --subject-prefix=PATCH -o "$sec" -1 "$c")
+	cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --no-l --no-r "$p" | paste -sd, -)
+	sed -i "0,/^Subject: /s//To: security@kernel.org\nCc: $cc\nSubject: /" "$p"
+	git send-email --dry-run --confirm=never --suppress-cc=all --to=security@kernel.org \
+		"$p" >>"$sec/send-email-dry-run.txt" 2>&1 ||
+		die "git send-email --dry-run failed, see $sec/send-email-dry-run.txt"
+done
 n=$(find "$mail" -name '*.patch' | wc -l)
-echo "mail: $n files in ${#POSTINGS[@]} postings in $mail, signed by $name <$email>"
+echo "mail: $n files in ${#POSTINGS[@]} postings and $sec in $mail, signed by $name <$email>"
+echo "mail: send $sec to security@kernel.org first; send the postings once the security team agrees"

@@ -533,6 +533,11 @@ static bool prop_map(struct env *e)
 	int ret = kvm_riscv_gstage_map_page(&e->gs, &e->pc, mgpa, hpa,
 					    lsize(l), ro, x, &out);
 	return CHECKF(!ret, "map %#lx level %d: %d", gpa, l, ret) &&
+	       /* What KVM_PRE_FAULT_MEMORY loops on: the mapping made. */
+	       CHECKF(pte_val(out.pte) && out.level == l &&
+			      out.addr == ALIGN_DOWN(mgpa, lsize(l)),
+		      "map %#lx level %d: out_map %#lx level %u pte %#lx", gpa,
+		      l, out.addr, out.level, pte_val(out.pte)) &&
 	       check_hfences(e) && verify(e, cmp, cmp + csz);
 }
 

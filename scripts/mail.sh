@@ -78,10 +78,12 @@ for subj in "${SECURITY_FIRST[@]}"; do
 	p=$(git format-patch --no-base --subject-prefix=PATCH -o "$sec" -1 "$c")
 	cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --no-l --no-r "$p" | paste -sd, -)
 	sed -i "0,/^Subject: /s//To: security@kernel.org\nCc: $cc\nSubject: /" "$p"
-	git send-email --dry-run --confirm=never --suppress-cc=all --to=security@kernel.org \
+	# As it is to be sent: the header's To/Cc, none of the body's Cc:
+	# tags (Cc: stable is a list).
+	git send-email --dry-run --confirm=never --suppress-cc=bodycc \
 		"$p" >>"$sec/send-email-dry-run.txt" 2>&1 ||
 		die "git send-email --dry-run failed, see $sec/send-email-dry-run.txt"
 done
 n=$(find "$mail" -name '*.patch' | wc -l)
 echo "mail: $n files in ${#POSTINGS[@]} postings and $sec in $mail, signed by $name <$email>"
-echo "mail: send $sec to security@kernel.org first; send the postings once the security team agrees"
+echo "mail: first 'git send-email --suppress-cc=bodycc $sec/*.patch'; the postings once the security team agrees"

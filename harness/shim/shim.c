@@ -319,6 +319,13 @@ void kvm_riscv_local_hfence_gvma_vmid_all(unsigned long vmid)
 	record_flush(true, vmid, 0, 0, 0);
 }
 
+/* Without SBI NACL, as here: the local fence of @gpsz at @gpa, or all. */
+void kvm_riscv_fault_hfence_gvma_vmid(unsigned long vmid, gpa_t gpa,
+				      gpa_t gpsz, unsigned long order)
+{
+	record_flush(true, vmid, gpa, gpsz, order);
+}
+
 void kvm_flush_remote_tlbs(struct kvm *kvm)
 {
 	record_flush(false, kvm->arch.vmid.vmid, 0, 0, 0);

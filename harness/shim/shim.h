@@ -429,6 +429,8 @@ void kvm_riscv_hfence_gvma_vmid_gpa(struct kvm *kvm, unsigned long hbase,
 				    unsigned long hmask, gpa_t gpa, gpa_t gpsz,
 				    unsigned long order, unsigned long vmid);
 void kvm_riscv_local_hfence_gvma_vmid_all(unsigned long vmid);
+void kvm_riscv_fault_hfence_gvma_vmid(unsigned long vmid, gpa_t gpa,
+				      gpa_t gpsz, unsigned long order);
 void kvm_flush_remote_tlbs(struct kvm *kvm);
 #define gfn_to_gpa(gfn) ((gpa_t)(gfn) << PAGE_SHIFT)
 #define gpa_to_gfn(gpa) ((gfn_t)((gpa) >> PAGE_SHIFT))

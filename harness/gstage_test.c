@@ -1017,6 +1017,9 @@ struct fault_race {
 	struct kvm *kvm;
 	pthread_rwlock_t lock;
 	unsigned long faults, retried, bad;
+	/* The region the writer last unmapped, and how often it did. */
+	gpa_t unmapped;
+	unsigned long unmaps;
 	bool stop;
 };
 
@@ -1024,7 +1027,7 @@ static void *fault_thread(void *arg)
 {
 	struct fault_race *r = arg;
 	unsigned long seed = (unsigned long)&seed | 1, x, n;
-	unsigned long retried = 0, bad = 0;
+	unsigned long retried = 0, bad = 0, unmaps = 0;
 	struct kvm_mmu_memory_cache pc = { 0 };
 	struct kvm_gstage_mapping out;
 	struct kvm_gstage gs;
@@ -1037,6 +1040,16 @@ static void *fault_thread(void *arg)
 		x = rnd_next(&seed);
 		g = (x >> 8) % 2 * PUD_SIZE + (x >> 9) % 2 * PMD_SIZE +
 		    (x >> 10) % 64 * PAGE_SIZE;
+		/*
+		 * First fault after an unmap: both threads fault on the
+		 * region the writer just emptied, as they leave the lock
+		 * together, so that they race to link its table.
+		 */
+		if (__atomic_load_n(&r->unmaps, __ATOMIC_ACQUIRE) != unmaps) {
+			unmaps = __atomic_load_n(&r->unmaps, __ATOMIC_ACQUIRE);
+			g = __atomic_load_n(&r->unmapped, __ATOMIC_RELAXED) +
+			    (x >> 10) % 64 * PAGE_SIZE;
+		}
 		/*
 		 * One of the four 2 MiB regions is backed by a huge page,
 		 * as the host backs a range with one page size: a 2 MiB
@@ -1154,9 +1167,11 @@ static void test_race_shared_faults(unsigned long unused)
 		x = rnd_next(&seed);
 		g = (x >> 8) % 2 * PUD_SIZE + (x >> 9) % 2 * PMD_SIZE;
 		pthread_rwlock_wrlock(&r.lock);
-		if (x % 4)
+		if (x % 4) {
 			kvm_riscv_gstage_unmap_range(&e.gs, g, PMD_SIZE, false);
-		else
+			__atomic_store_n(&r.unmapped, g, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&r.unmaps, 1, __ATOMIC_RELEASE);
+		} else
 			kvm_riscv_gstage_wp_range(&e.gs, g, g + PMD_SIZE);
 		shim_rcu_poll(false);
 		pthread_rwlock_unlock(&r.lock);

@@ -1027,7 +1027,7 @@ static void *fault_thread(void *arg)
 {
 	struct fault_race *r = arg;
 	unsigned long seed = (unsigned long)&seed | 1, x, n;
-	unsigned long retried = 0, bad = 0, unmaps = 0;
+	unsigned long retried = 0, bad = 0, unmaps = 0, seen;
 	struct kvm_mmu_memory_cache pc = { 0 };
 	struct kvm_gstage_mapping out;
 	struct kvm_gstage gs;
@@ -1045,8 +1045,9 @@ static void *fault_thread(void *arg)
 		 * region the writer just emptied, as they leave the lock
 		 * together, so that they race to link its table.
 		 */
-		if (__atomic_load_n(&r->unmaps, __ATOMIC_ACQUIRE) != unmaps) {
-			unmaps = __atomic_load_n(&r->unmaps, __ATOMIC_ACQUIRE);
+		seen = __atomic_load_n(&r->unmaps, __ATOMIC_ACQUIRE);
+		if (seen != unmaps) {
+			unmaps = seen;
 			g = __atomic_load_n(&r->unmapped, __ATOMIC_RELAXED) +
 			    (x >> 10) % 64 * PAGE_SIZE;
 		}

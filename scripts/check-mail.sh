@@ -55,8 +55,9 @@ fi
 sec=("$OUT"/mail/0-security/0001-*.patch)
 # The recipients git send-email --dry-run gave, as mail.sh sends it.
 rcpt=$(grep '^RCPT TO:' "$OUT/mail/0-security/send-email-dry-run.txt" 2>/dev/null | tr '\n' ' ' || true)
-if [ "${#SECURITY_FIRST[@]}" -ne "$(find "$OUT/mail/0-security" -name '*.patch' | wc -l)" ]; then
-	echo "FAIL mail/security: $(find "$OUT/mail/0-security" -name '*.patch' | wc -l) patches in out/mail/0-security, want ${#SECURITY_FIRST[@]}"
+nsec=$(find "$OUT/mail/0-security" -name '*.patch' | wc -l)
+if [ "${#SECURITY_FIRST[@]}" -ne "$nsec" ]; then
+	echo "FAIL mail/security: $nsec patches in out/mail/0-security, want ${#SECURITY_FIRST[@]}"
 elif [[ $rcpt != *'<security@kernel.org>'* ]] || grep -qE 'lists\.|vger\.kernel\.org' <<<"$rcpt"; then
 	echo "FAIL mail/security: $(basename "${sec[0]}") is not sent to security@kernel.org without a list: $rcpt"
 else

@@ -557,6 +557,21 @@ static bool prop_split(struct env *e)
 		      ALIGN_DOWN(gpa, PMD_SIZE) + PMD_SIZE);
 }
 
+/*
+ * A range operation that returned @ret true leaves the flush of [@s, @end)
+ * to its caller: record it, after the flushes the walk did itself (before
+ * it yielded).
+ */
+static void caller_flush(bool ret, gpa_t s, gpa_t end)
+{
+	if (ret && shim_nr_flushes < SHIM_MAX_FLUSH)
+		shim_flushes[shim_nr_flushes++] = (struct shim_flush){
+			.vmid = 7,
+			.addr = s,
+			.size = end - s,
+		};
+}
+
 static bool prop_unmap(struct env *e)
 {
 	gpa_t s, end;
@@ -572,13 +587,7 @@ static bool prop_unmap(struct env *e)
 		end = ALIGN_DOWN(end - 1, lsize(l)) + lsize(l);
 	model_for_each(s, end, unmap_fn);
 	ret = kvm_riscv_gstage_unmap_range(&e->gs, s, end - s, rndn(2));
-	/* true: the caller flushes the range */
-	if (ret && shim_nr_flushes < SHIM_MAX_FLUSH)
-		shim_flushes[shim_nr_flushes++] = (struct shim_flush){
-			.vmid = 7,
-			.addr = s,
-			.size = end - s,
-		};
+	caller_flush(ret, s, end);
 	return CHECKF(!ret || m.nchg, "unmap %#lx-%#lx: flush for nothing", s,
 		      end) &&
 	       check_hfences(e) && verify(e, s, end);
@@ -586,15 +595,25 @@ static bool prop_unmap(struct env *e)
 
 static bool prop_wp(struct env *e)
 {
-	gpa_t s, end;
+	gpa_t s, end, fs, fend;
+	unsigned long pte;
 	bool ret;
+	int l;
 
 	rand_range(&s, &end);
 	model_for_each(s, end, wp_fn);
 	ret = kvm_riscv_gstage_wp_range(&e->gs, s, end);
-	return CHECKF(ret == !!m.nchg, "wp %#lx-%#lx returned %d, %d changes",
-		      s, end, ret, m.nchg) &&
-	       verify(e, s, end);
+	/* The caller flushes the memslot, which holds its huge leaves whole. */
+	fs = s;
+	fend = end;
+	if ((pte = model_get(s, &l)))
+		fs = ALIGN_DOWN(s, lsize(l));
+	if (in_window(end - 1) && (pte = model_get(end - 1, &l)))
+		fend = ALIGN_DOWN(end - 1, lsize(l)) + lsize(l);
+	caller_flush(ret, fs, fend);
+	return CHECKF(!ret || m.nchg, "wp %#lx-%#lx: flush for nothing", s,
+		      end) &&
+	       check_hfences(e) && verify(e, s, end);
 }
 
 static bool prop_wp_masked(struct env *e)
@@ -1789,13 +1808,13 @@ static const struct {
 
 static const gpa_t gpa0 = 8 * PMD_SIZE;
 
-/* A VM with [gpa0, gpa0 + 2M) mapped writable and young by level @l leaves */
-static void setup(struct env *e, unsigned long levels, int l)
+/* A VM with [gpa0, gpa0 + @size) mapped writable and young by level @l leaves */
+static void setup(struct env *e, unsigned long levels, int l, gpa_t size)
 {
 	gpa_t gpa;
 
 	env_init(e, levels);
-	for (gpa = gpa0; gpa < gpa0 + PMD_SIZE; gpa += lsize(l)) {
+	for (gpa = gpa0; gpa < gpa0 + size; gpa += lsize(l)) {
 		op_begin(e);
 		map_gpa(e, gpa, l, false, false);
 	}
@@ -1824,11 +1843,11 @@ int main(int argc, char **argv)
 	struct env e;
 	int l;
 
-	shim_mem_init(64);
+	shim_mem_init(1024);
 	printf("# pgd_levels %lu\n", levels);
 	for (l = 0; l < 2; l++) {
 		for (i = 0; i < ARRAY_SIZE(pct); i++) {
-			setup(&e, levels, l);
+			setup(&e, levels, l, PMD_SIZE);
 			snprintf(name, sizeof(name), "wp_pt_masked/%s/%d%%",
 				 l ? "2M" : "4K", pct[i]);
 			mask = mask_of(pct[i]);
@@ -1836,21 +1855,32 @@ int main(int argc, char **argv)
 					      &e.gs, gpa0 >> PAGE_SHIFT, mask));
 		}
 	}
-	setup(&e, levels, 0);
+	setup(&e, levels, 0, PMD_SIZE);
 	MEASURE("wp_range/2M-of-4K",
 		kvm_riscv_gstage_wp_range(&e.gs, gpa0, gpa0 + PMD_SIZE));
-	setup(&e, levels, 1);
+	setup(&e, levels, 1, PMD_SIZE);
 	MEASURE("wp_range/2M-leaf",
 		kvm_riscv_gstage_wp_range(&e.gs, gpa0, gpa0 + PMD_SIZE));
+	setup(&e, levels, 0, PUD_SIZE);
+	MEASURE("wp_range/1G-of-4K",
+		kvm_riscv_gstage_wp_range(&e.gs, gpa0, gpa0 + PUD_SIZE));
+	setup(&e, levels, 0, PUD_SIZE);
+	MEASURE("unmap_range/1G-of-4K",
+		kvm_riscv_gstage_unmap_range(&e.gs, gpa0, PUD_SIZE, true));
 #ifdef HAVE_AGE_RANGE
-	setup(&e, levels, 0);
+	setup(&e, levels, 0, PMD_SIZE);
 	MEASURE("age_range/2M-of-4K",
 		kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE,
 					   false));
-	setup(&e, levels, 0);
+	setup(&e, levels, 0, PMD_SIZE);
+	kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE, false);
+	MEASURE("age_range/2M-of-4K-old",
+		kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE,
+					   false));
+	setup(&e, levels, 0, PMD_SIZE);
 	MEASURE("test_age_range/2M-of-4K",
 		kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE, true));
-	setup(&e, levels, 1);
+	setup(&e, levels, 1, PMD_SIZE);
 	MEASURE("age_range/2M-leaf",
 		kvm_riscv_gstage_age_range(&e.gs, gpa0, gpa0 + PMD_SIZE,
 					   false));

@@ -165,8 +165,10 @@ static void free_pages_checked(struct page *page, unsigned long n)
 		WARN_ON(n != 1 || !zeroed(page) || linked(page));
 		shim_unlinked_frees++;
 	} else if (n == 1) {
+#ifdef SHIM_CHECKS /* which keeps unlink_seq (set_pte()) */
 		WARN_ON(!top->unlink_seq ||
 			shim_flush_all_seq < top->unlink_seq);
+#endif
 	}
 	for (i = 0; i < n; i++, page++) {
 		if (WARN_ON(page->freed))

@@ -41,6 +41,7 @@ typedef u64 phys_addr_t;
 #define ALIGN_DOWN(x, a) ((x) & ~((__typeof__(x))(a)-1))
 #define IS_ALIGNED(x, a) (((x) & ((__typeof__(x))(a)-1)) == 0)
 #define min(a, b) ((a) < (b) ? (a) : (b))
+#define max(a, b) ((a) > (b) ? (a) : (b))
 #define min_t(t, a, b) min((t)(a), (t)(b))
 #define for_each_set_bit(bit, addr, size)          \
 	for ((bit) = 0; (bit) < (size); (bit)++)   \

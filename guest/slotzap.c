@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * slotzap MIB delete|munmap [busy]: populate a memslot of MIB MiB with 4 KiB
- * G-stage mappings, then delete the memslot or munmap its memory, and print
- * how long that took.
+ * slotzap MIB delete|munmap|dirtylog [busy]: populate a memslot of MIB MiB
+ * with 4 KiB G-stage mappings, then delete the memslot, munmap its memory or
+ * switch dirty logging on for it (which write-protects the whole slot), and
+ * print how long that took.
  *
  * With busy, a second process spins on the same CPU while the slot is
  * zapped, so the CPU is wanted (need_resched()) and a walk that may yield
@@ -14,10 +15,10 @@
  * 4 KiB one. One vCPU, in VS-mode with vsatp off, stores to every page of
  * the slot and then to an address outside every memslot, which ends KVM_RUN
  * with KVM_EXIT_MMIO. Lock statistics, if the kernel has them, are cleared
- * right before the delete or munmap and switched off right after it, so
- * that the mmu_lock figures of /proc/lock_stat (guest/lockstat prints them)
- * are those of the zap alone: the populating faults and the VM's
- * destruction are not in them. Exits with 1 on any failure.
+ * right before the delete, munmap or flag change and switched off right
+ * after it, so that the mmu_lock figures of /proc/lock_stat (guest/lockstat
+ * prints them) are those of that operation alone: the populating faults and
+ * the VM's destruction are not in them. Exits with 1 on any failure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -132,18 +133,21 @@ int main(int argc, char **argv)
 	double t0, t1, t2, t3;
 	long run_size;
 	pid_t spinner = 0;
-	int delete, busy;
+	const char *op;
+	int busy;
 	cpu_set_t cpus;
 	char *mem;
 
 	busy = argc == 4 && !strcmp(argv[3], "busy");
+	op = argc > 2 ? argv[2] : "";
 	if ((argc != 3 && !busy) || atol(argv[1]) <= 0 ||
-	    (strcmp(argv[2], "delete") && strcmp(argv[2], "munmap"))) {
-		fprintf(stderr, "usage: slotzap MIB delete|munmap [busy]\n");
+	    (strcmp(op, "delete") && strcmp(op, "munmap") &&
+	     strcmp(op, "dirtylog"))) {
+		fprintf(stderr,
+			"usage: slotzap MIB delete|munmap|dirtylog [busy]\n");
 		return 1;
 	}
 	size = atol(argv[1]) << 20;
-	delete = !strcmp(argv[2], "delete");
 	if (busy) {
 		CPU_ZERO(&cpus);
 		CPU_SET(0, &cpus);
@@ -208,10 +212,14 @@ int main(int argc, char **argv)
 		spinner = start_spinner();
 	put("/proc/lock_stat", "0");
 	t2 = now_ms();
-	if (delete) {
+	if (!strcmp(op, "delete")) {
 		region.memory_size = 0;
 		if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region))
 			die("KVM_SET_USER_MEMORY_REGION (delete)");
+	} else if (!strcmp(op, "dirtylog")) {
+		region.flags = KVM_MEM_LOG_DIRTY_PAGES;
+		if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region))
+			die("KVM_SET_USER_MEMORY_REGION (dirty logging)");
 	} else if (munmap(mem, size)) {
 		die("munmap");
 	}
@@ -222,7 +230,7 @@ int main(int argc, char **argv)
 		waitpid(spinner, NULL, 0);
 	}
 	printf("slotzap: %lu pages populated in %.0f ms, %s%s took %.1f ms\n",
-	       size / PAGE, t1 - t0, argv[2], busy ? " (CPU busy)" : "",
+	       size / PAGE, t1 - t0, op, busy ? " (CPU busy)" : "",
 	       t3 - t2);
 	return 0;
 }

@@ -80,7 +80,7 @@ run_stage stress-debug-default "$TOP/scripts/boot.sh" series debug "$TOP/guest/p
 # Without Svadu MGLRU does not walk page tables: only the page_idle lines
 # age KVM's memory there, and dirty_log_idle_aging of the debug matrix
 # already dirties memory under page_idle aging on this model.
-KCMDLINE=only=idle_vm_cycles,zap_idle_delete,zap_idle_munmap run_stage stress-debug-rva23 "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/stress.plan" 2 rva23
+KCMDLINE=only=idle_vm_cycles,zap_idle_delete,zap_idle_munmap,zap_idle_dirtylog run_stage stress-debug-rva23 "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/stress.plan" 2 rva23
 
 p=$(grep -c '^PASS ' "$summary" || true)
 f=$(grep -c '^FAIL ' "$summary" || true)

@@ -856,6 +856,8 @@ static void test_local_free_warns(unsigned long unused)
 	e.gs.flags |= KVM_GSTAGE_FLAGS_LOCAL;
 	op_begin(&e);
 	map_gpa(&e, PUD_SIZE + PAGE_SIZE, 0, false, false);
+	/* Without Svvptc the map, which linked tables, warns too. */
+	e.warns = shim_warn_count;
 	op_begin(&e);
 	kvm_riscv_gstage_unmap_range(&e.gs, PUD_SIZE, PUD_SIZE, false);
 	CHECKF(shim_warn_count == e.warns + 1, "%lu WARN(s), want 1",
@@ -1186,14 +1188,21 @@ static void test_race_shared_faults(unsigned long unused)
 	     n++) {
 		x = rnd_next(&seed);
 		g = (x >> 8) % 2 * PUD_SIZE + (x >> 9) % 2 * PMD_SIZE;
-		pthread_rwlock_wrlock(&r.lock);
 		if (x % 4) {
+			pthread_rwlock_wrlock(&r.lock);
 			kvm_riscv_gstage_unmap_range(&e.gs, g, PMD_SIZE, false);
 			__atomic_store_n(&r.unmapped, g, __ATOMIC_RELAXED);
 			__atomic_fetch_add(&r.unmaps, 1, __ATOMIC_RELEASE);
-		} else
+			shim_rcu_poll(false);
+		} else {
+#ifdef HAVE_SHARED_WP_RANGE
+			/* As at dirty-log enable: with the faults. */
+			pthread_rwlock_rdlock(&r.lock);
+#else
+			pthread_rwlock_wrlock(&r.lock);
+#endif
 			kvm_riscv_gstage_wp_range(&e.gs, g, g + PMD_SIZE);
-		shim_rcu_poll(false);
+		}
 		pthread_rwlock_unlock(&r.lock);
 		for (i = 0; i < 64; i++)
 			sched_yield();

@@ -389,9 +389,17 @@ struct kvm {
 };
 
 /* The tests hold their own locks; lockdep is not simulated. */
+#define lockdep_assert_held(lock) ((void)(lock))
 #define lockdep_assert_held_write(lock) ((void)(lock))
 
+#define lockdep_assert_held_read(lock) ((void)(lock))
+
 static inline int cond_resched_rwlock_write(int *lock)
+{
+	return 0;
+}
+
+static inline int cond_resched_rwlock_read(int *lock)
 {
 	return 0;
 }

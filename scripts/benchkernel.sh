@@ -9,6 +9,8 @@
 #                 as before the masked write-protect seed
 #   v1            the base with v1 of the series (15 patches), as this
 #                 repository held it at commit $V1_REV
+#   prefault      the series with bench/pre-fault.patch (test only):
+#                 KVM_PRE_FAULT_MEMORY wired for pre_fault_memory_test
 # Every kernel is built in out/linux and out/build/series-VARIANT, one
 # commit after the other, so each build after the first is incremental;
 # branch series is checked out again at the end.
@@ -28,9 +30,13 @@ p[1-9] | p[1-9][0-9])
 	rev=$(git rev-list --reverse base..series | sed -n "${name#p}p")
 	[ -n "$rev" ] || die "bench kernel $name: the series has fewer than ${name#p} patches"
 	;;
-range | v1)
+range | v1 | prefault)
+	onto=base
 	if [ "$name" = range ]; then
 		mbox=("$TOP/bench/range-walk.patch")
+	elif [ "$name" = prefault ]; then
+		mbox=("$TOP/bench/pre-fault.patch")
+		onto=series
 	else
 		v1=$OUT/bench/v1-patches
 		rm -rf "$v1"
@@ -40,16 +46,16 @@ range | v1)
 		rm "$v1"/patches/0000-cover-letter.patch
 		mbox=("$v1"/patches/*.patch)
 	fi
-	git checkout -q --detach base
+	git checkout -q --detach "$onto"
 	GIT_COMMITTER_NAME=$PROJ_NAME GIT_COMMITTER_EMAIL=$PROJ_EMAIL \
 		git am -q --committer-date-is-author-date "${mbox[@]}" ||
 		{
 			git am --abort
-			die "bench kernel $name: its patches do not apply to the base"
+			die "bench kernel $name: its patches do not apply to $onto"
 		}
 	rev=$(git rev-parse HEAD)
 	;;
-*) die "unknown bench kernel '$name' (base, series, pN, range or v1)" ;;
+*) die "unknown bench kernel '$name' (base, series, pN, range, v1 or prefault)" ;;
 esac
 git checkout -q --detach "$rev"
 stage "building bench kernel $name ($variant): $(git log -1 --format='%h %s')"

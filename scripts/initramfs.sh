@@ -1,7 +1,7 @@
 #!/bin/bash
 # Usage: initramfs.sh TREE
 # Pack busybox, guest/init, the guest helpers (guest/ager.c and
-# guest/slotzap.c, built static, and guest/lockstat) and TREE's KVM
+# guest/slotzap.c, built static, guest/lockstat and guest/kvmstat) and TREE's KVM
 # selftests into out/initramfs/TREE.cpio.gz. The test plan is appended at boot time.
 # shellcheck source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -37,6 +37,7 @@ list=$OUT/initramfs/$tree.list
 	echo "file /bin/ager $OUT/tools/ager 0755 0 0"
 	echo "file /bin/slotzap $OUT/tools/slotzap 0755 0 0"
 	echo "file /bin/lockstat $TOP/guest/lockstat 0755 0 0"
+	echo "file /bin/kvmstat $TOP/guest/kvmstat 0755 0 0"
 	echo "file /bin/progress $TOP/guest/progress 0755 0 0"
 	find "$st" -type f -perm -u+x ! -name '*.o' | sort | while IFS= read -r f; do
 		rel=${f#"$st"/}

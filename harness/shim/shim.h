@@ -372,14 +372,20 @@ static inline void atomic64_add(long i, atomic64_t *v)
 	__atomic_fetch_add(&v->counter, i, __ATOMIC_RELAXED);
 }
 
+static inline void atomic64_inc(atomic64_t *v)
+{
+	atomic64_add(1, v);
+}
+
 static inline long atomic64_read(atomic64_t *v)
 {
 	return __atomic_load_n(&v->counter, __ATOMIC_RELAXED);
 }
 
-/* G-stage leaves by level (asm/kvm_host.h), if the tree counts them. */
+/* The VM stats that gstage.c updates (asm/kvm_host.h), if the tree has them. */
 struct kvm_vm_stat {
 	atomic64_t pages[3];
+	atomic64_t gstage_fence_all_vmid;
 };
 
 struct kvm {

@@ -9,8 +9,10 @@
 #                 as before the masked write-protect seed
 #   v1            the base with v1 of the series (15 patches), as this
 #                 repository held it at commit $V1_REV
-#   prefault      the series with bench/pre-fault.patch (test only):
+#   prefault      the series with bench/prefault.patch (test only):
 #                 KVM_PRE_FAULT_MEMORY wired for pre_fault_memory_test
+#   elide         the series with bench/elide.patch (bench only): no TLB
+#                 flush after clear_flush_young() found a young leaf
 # Every kernel is built in out/linux and out/build/series-VARIANT, one
 # commit after the other, so each build after the first is incremental;
 # branch series is checked out again at the end.
@@ -30,12 +32,12 @@ p[1-9] | p[1-9][0-9])
 	rev=$(git rev-list --reverse base..series | sed -n "${name#p}p")
 	[ -n "$rev" ] || die "bench kernel $name: the series has fewer than ${name#p} patches"
 	;;
-range | v1 | prefault)
+range | v1 | prefault | elide)
 	onto=base
 	if [ "$name" = range ]; then
 		mbox=("$TOP/bench/range-walk.patch")
-	elif [ "$name" = prefault ]; then
-		mbox=("$TOP/bench/pre-fault.patch")
+	elif [ "$name" = prefault ] || [ "$name" = elide ]; then
+		mbox=("$TOP/bench/$name.patch")
 		onto=series
 	else
 		v1=$OUT/bench/v1-patches
@@ -55,7 +57,7 @@ range | v1 | prefault)
 		}
 	rev=$(git rev-parse HEAD)
 	;;
-*) die "unknown bench kernel '$name' (base, series, pN, range, v1 or prefault)" ;;
+*) die "unknown bench kernel '$name' (base, series, pN, range, v1, prefault or elide)" ;;
 esac
 git checkout -q --detach "$rev"
 stage "building bench kernel $name ($variant): $(git log -1 --format='%h %s')"

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Usage: prefault.sh
 # Build what the pre-fault check boots: the series with the test-only
-# bench/pre-fault.patch (KVM_PRE_FAULT_MEMORY wired for riscv) as
+# bench/prefault.patch (KVM_PRE_FAULT_MEMORY wired for riscv) as
 # out/bench/prefault-min.Image, and that patch's pre_fault_memory_test as
 # the extra archive out/initramfs/prefault-addon.cpio.gz for the series'
 # initramfs. Needs scripts/selftests.sh series and initramfs.sh series.
@@ -9,7 +9,7 @@
 . "$(dirname "$0")/lib.sh"
 need rsync git "${CROSS_COMPILE}gcc" gzip
 
-patch=$TOP/bench/pre-fault.patch
+patch=$TOP/bench/prefault.patch
 st=$OUT/st-src/series
 [ -d "$st/tools" ] || die "no selftest sources in $st: run scripts/selftests.sh series"
 [ -x "$OUT/tools/gen_init_cpio" ] || die "no gen_init_cpio: run scripts/initramfs.sh series"
@@ -23,7 +23,7 @@ mkdir -p "$copy" "$dst"
 rsync -a --delete "$st/" "$copy/"
 # GIT_CEILING_DIRECTORIES: the copy is a plain folder under this repository.
 GIT_CEILING_DIRECTORIES=$OUT git -C "$copy" apply --include='tools/*' "$patch" ||
-	die "bench/pre-fault.patch: its tools/ part does not apply to the series"
+	die "bench/prefault.patch: its tools/ part does not apply to the series"
 export LDFLAGS=-static
 export CFLAGS=-D__GCC_ATOMIC_BOOL_LOCK_FREE=2
 make -C "$copy/tools/testing/selftests/kvm" -j"$JOBS" -s \

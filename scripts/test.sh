@@ -62,7 +62,7 @@ run_stage vmm step "$TOP/scripts/vmm.sh" series
 ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz run_stage migrate-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/migrate.plan" 2
 # KVM_PRE_FAULT_MEMORY, which riscv_kvm_queue has: its loop needs every
 # successful fault to fill out_map. The series with the test-only
-# bench/pre-fault.patch runs pre_fault_memory_test on both models (built
+# bench/prefault.patch runs pre_fault_memory_test on both models (built
 # in out/build/series-min, which the next build of the series rebuilds).
 run_stage prefault-build step "$TOP/scripts/prefault.sh"
 for m in default rva23; do

@@ -59,7 +59,10 @@ run_stage leak-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/leak.plan
 # QEMU/KVM in the test guest live-migrates a Linux guest that checks its
 # own memory (guest/migrate), with the dirty bitmap and the dirty ring.
 run_stage vmm step "$TOP/scripts/vmm.sh" series
-ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz run_stage migrate-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/migrate.plan" 2
+ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz KCMDLINE=only=migrate_bitmap,migrate_ring,migrate_cancel \
+	run_stage migrate-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/migrate.plan" 2
+ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz KCMDLINE=only=migrate_idle \
+	run_stage migrate-min-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/migrate.plan" 2 rva23
 # KVM_PRE_FAULT_MEMORY, which riscv_kvm_queue has: its loop needs every
 # successful fault to fill out_map. The series with the test-only
 # bench/prefault.patch runs pre_fault_memory_test on both models (built

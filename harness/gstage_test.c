@@ -517,14 +517,19 @@ static bool prop_map(struct env *e)
 #endif
 	}
 	hpa = ALIGN_DOWN(gpa_to_hpa(gpa), lsize(l));
+	/* Now and then a new 4 KiB page out of the run (a host CoW copy). */
+	if (!old && !l && !rndn(8))
+		hpa += PMD_SIZE;
 	csz = lsize(old && ol > l ? ol : l);
 	cmp = ALIGN_DOWN(gpa, csz);
 	if (old && ol > l) {
 		model_split(gpa, l);
 		old = model_get(gpa, &ol);
 	}
+	/* A leaf of another page is replaced: see the CoW copy above. */
 	if (old)
-		model_set(gpa, ol, (old & _PAGE_PFN_MASK) | prot | D, true);
+		model_set(gpa, ol, (pfn_pte(PFN_DOWN(hpa), __pgprot(0)).pte & _PAGE_PFN_MASK) |
+					   prot | D, true);
 	else
 		model_set(gpa, l,
 			  pfn_pte(PFN_DOWN(hpa), __pgprot(prot | D)).pte, true);
@@ -637,6 +642,85 @@ static bool prop_wp_masked(struct env *e)
 	       verify(e, base << PAGE_SHIFT, (base + 64) << PAGE_SHIFT);
 }
 
+#ifdef HAVE_RECOVER_HUGE
+/*
+ * The host's answer in the tests: a span may be mapped whole unless the
+ * hash of its address and size says no (one in four), and never above
+ * 1 GiB, as get_hva_mapping_size() in mmu.c.
+ */
+static bool recover_can_map(struct kvm_gstage *gstage, gpa_t addr, gpa_t size,
+			    void *data)
+{
+	unsigned long deny = data ? *(unsigned long *)data : 0;
+
+	return size <= PUD_SIZE &&
+	       ((addr / size + deny) * 0x9e3779b97f4a7c15UL) >> 62;
+}
+
+static bool recover_always(struct kvm_gstage *gstage, gpa_t addr, gpa_t size,
+			   void *data)
+{
+	return size <= PUD_SIZE;
+}
+
+static bool recover_never(struct kvm_gstage *gstage, gpa_t addr, gpa_t size,
+			  void *data)
+{
+	return false;
+}
+
+/*
+ * Replace the 512 leaves at level @l - 1 of the span at @b, if they map a
+ * contiguous run from an aligned page with the same attributes, with the
+ * leaf at @l: as kvm_riscv_gstage_recover_huge() documents it.
+ */
+static unsigned long model_recovered[3];
+
+static void model_recover(gpa_t b, int l)
+{
+	const unsigned long and = _PAGE_READ | W | _PAGE_EXEC |
+				  KVM_GSTAGE_PTE_HOST_WRITABLE;
+	const unsigned long or = A | D;
+	unsigned long base, prot = and, ad = 0, v;
+	int i;
+
+	base = *mslot(b, l - 1) & ~(and | or);
+	if (!*mslot(b, l - 1) || *mslot(b, l) ||
+	    (l == 1 && *mslot(b, 2)) ||
+	    pte_pfn(__pte(base)) % (lsize(l) >> PAGE_SHIFT))
+		return;
+	for (i = 0; i < 512; i++) {
+		v = *mslot(b + i * lsize(l - 1), l - 1);
+		if (!v || (v & ~(and | or)) !=
+				  base + (((i * lsize(l - 1)) >> PAGE_SHIFT) << _PAGE_PFN_SHIFT))
+			return;
+		prot &= v;
+		ad |= v & or;
+	}
+	for (i = 0; i < 512; i++)
+		model_set(b + i * lsize(l - 1), l - 1, 0, true);
+	model_set(b, l, base | prot | ad, true);
+	model_recovered[l]++;
+}
+
+static bool prop_recover(struct env *e)
+{
+	unsigned long deny = rnd();
+	gpa_t s, end, b;
+	int l;
+
+	rand_range(&s, &end);
+	for (l = 1; l <= 2; l++)
+		for (b = ALIGN(s, lsize(l)); b + lsize(l) <= end; b += lsize(l))
+			if (recover_can_map(NULL, b, lsize(l), &deny))
+				model_recover(b, l);
+	kvm_riscv_gstage_recover_huge(&e->gs, s, end, recover_can_map, &deny);
+	return CHECKF(flushed_all(true) == !!m.nchg, "recover %#lx-%#lx: %d changes",
+		      s, end, m.nchg) &&
+	       verify(e, s, end);
+}
+#endif
+
 /* Simulated hardware A/D update on one leaf. */
 static bool prop_touch(struct env *e)
 {
@@ -697,6 +781,9 @@ static const struct weighted_op *pick_op(const struct weighted_op *ops,
 static const struct weighted_op prop_ops[] = {
 	{ "map", prop_map, 35 },
 	{ "split", prop_split, 10 },
+#ifdef HAVE_RECOVER_HUGE
+	{ "recover", prop_recover, 4 },
+#endif
 	{ "unmap", prop_unmap, 12 },
 	{ "wp", prop_wp, 10 },
 	{ "wp_masked", prop_wp_masked, 10 },
@@ -741,6 +828,13 @@ static void prop_test(unsigned long levels)
 		if (!full_check(&e))
 			printf("# seed %lu: final check failed\n", seed);
 	}
+#ifdef HAVE_RECOVER_HUGE
+	/* The seeds must have made tables to recover. */
+	printf("# recovered %lu 2 MiB and %lu 1 GiB leaves\n", model_recovered[1],
+	       model_recovered[2]);
+	CHECK(cur_fails || model_recovered[1]);
+	memset(model_recovered, 0, sizeof(model_recovered));
+#endif
 }
 
 /* ---- targeted tests ---- */
@@ -805,16 +899,20 @@ static void test_unmap_partial_huge(unsigned long unused)
 
 /*
  * Tearing the VM down (kvm_riscv_mmu_free_pgd) frees every table, after a
- * flush of the whole VMID (the shim WARNs otherwise), then the root.
+ * flush of the whole VMID (the shim WARNs otherwise), then the root; also
+ * when the unmap may block and yields (every 3rd check), as the unmap of
+ * a memslot does: a table whose walk was resumed is unlinked as well.
  */
 static void test_unmap_frees_tables(unsigned long unused)
 {
-	unsigned long levels;
+	unsigned long levels, i;
 	struct env e;
 	bool ret;
 
 	walk_model = false;
-	for (levels = 3; levels <= 5; levels++) {
+	for (i = 0; i < 6; i++) {
+		levels = 3 + i % 3;
+		shim_resched_period = i < 3 ? 0 : 3;
 		env_init(&e, levels);
 		op_begin(&e);
 		map_gpa(&e, 0x1000, 0, false, false);
@@ -829,18 +927,21 @@ static void test_unmap_frees_tables(unsigned long unused)
 		map_gpa(&e, kvm_riscv_gstage_gpa_size(levels) - PUD_SIZE, 2,
 			false, false);
 		op_begin(&e);
-		ret = kvm_riscv_gstage_unmap_range(
-			&e.gs, 0, kvm_riscv_gstage_gpa_size(levels), false);
+		ret = kvm_riscv_gstage_unmap_range(&e.gs, 0,
+						   kvm_riscv_gstage_gpa_size(levels),
+						   shim_resched_period);
 		CHECK(ret || flushed_all(false));
 		if (!op_end(&e) || !no_leaked_tables(&e) ||
 		    !CHECKF(shim_pages_in_use == ROOT_PAGES &&
 				    shim_pgtable_pages == ROOT_PAGES,
-			    "%ld pages in use, %ld accounted",
+			    "Sv%lux4%s: %ld pages in use, %ld accounted",
+			    9 * levels + 12, shim_resched_period ? ", yielding" : "",
 			    shim_pages_in_use, shim_pgtable_pages))
-			return;
+			break;
 		env_free_pgd(&e);
 		CHECK(op_end(&e) && !shim_pages_in_use && !shim_pgtable_pages);
 	}
+	shim_resched_period = 0;
 }
 
 /*
@@ -891,6 +992,113 @@ static void test_map_huge_over_table(unsigned long unused)
 		CHECK(no_leaked_tables(&e));
 	}
 }
+
+#ifdef HAVE_RECOVER_HUGE
+/* Map the 4 KiB pages of [@gpa, @gpa + @size), each at @hpa(page). */
+static bool map_4k_span(struct env *e, gpa_t gpa, gpa_t size, long skip,
+			long shift, long ro)
+{
+	struct kvm_gstage_mapping out;
+	gpa_t a, hpa;
+	long i;
+
+	for (a = gpa, i = 0; a < gpa + size; a += PAGE_SIZE, i++) {
+		if (i == skip)
+			continue;
+		hpa = a + (1UL << 40) + (i == shift ? PMD_SIZE : 0) +
+		      (shift == -2 ? PAGE_SIZE : 0);
+		op_begin(e);
+		if (!CHECK(!kvm_riscv_gstage_map_page(&e->gs, &e->pc, a, hpa,
+						      PAGE_SIZE, i == ro, false,
+						      &out)))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * A table of 512 contiguous 4 KiB leaves from an aligned page becomes the
+ * 2 MiB leaf that maps them, with the permissions all of them have and
+ * the Accessed and Dirty bits any of them has, and is freed after a flush
+ * of every hart; a table with a hole, a page out of the run, a run from
+ * an unaligned page, a span the host maps small or that the range does
+ * not cover stays. A 1 GiB span of 4 KiB leaves becomes a 1 GiB leaf.
+ */
+static void test_recover_huge(unsigned long unused)
+{
+	static const struct {
+		const char *name;
+		long skip, shift, ro;	/* page index, or -1 */
+		bool never, partial, want;
+	} c[] = {
+		{ "contiguous", -1, -1, -1, false, false, true },
+		{ "one read-only", -1, -1, 77, false, false, true },
+		{ "hole", 300, -1, -1, false, false, false },
+		{ "page out of the run", -1, 511, -1, false, false, false },
+		{ "unaligned run", -1, -2, -1, false, false, false },
+		{ "host maps small", -1, -1, -1, true, false, false },
+		{ "range covers part", -1, -1, -1, false, true, false },
+	};
+	gpa_t gpa0 = 3 * PUD_SIZE + 5 * PMD_SIZE;
+	unsigned long i, levels;
+	pte_t *ptep, *first;
+	struct env e;
+	u32 l;
+
+	walk_model = false;
+	for (levels = 3; levels <= 5; levels++) {
+		for (i = 0; i < ARRAY_SIZE(c); i++) {
+			env_init(&e, levels);
+			if (!map_4k_span(&e, gpa0, PMD_SIZE, c[i].skip, c[i].shift,
+					 c[i].ro))
+				return;
+			first = leaf(&e, gpa0, &l);
+			if (!CHECK(first && l == 0))
+				return;
+			/* One leaf without A, one with D cleared. */
+			set_pte(&first[1], __pte(pte_val(first[1]) & ~A));
+			set_pte(&first[2], __pte(pte_val(first[2]) & ~D));
+			op_begin(&e);
+			kvm_riscv_gstage_recover_huge(&e.gs, gpa0 + (c[i].partial ? PAGE_SIZE : 0),
+						      gpa0 + PMD_SIZE,
+						      c[i].never ? recover_never : recover_always,
+						      NULL);
+			ptep = leaf(&e, gpa0 + PAGE_SIZE, &l);
+			if (!CHECKF(ptep && (l == 1) == c[i].want,
+				    "%s (Sv%lux4): level %u", c[i].name, 9 * levels + 12, l) ||
+			    !CHECKF(flushed_all(true) == c[i].want, "%s: flush", c[i].name) ||
+			    !op_end(&e) || !no_leaked_tables(&e))
+				return;
+			if (!c[i].want)
+				continue;
+			CHECKF(pte_pfn(*ptep) == PFN_DOWN(gpa0 + (1UL << 40)) &&
+				       (pte_val(*ptep) & (A | D)) == (A | D) &&
+				       !(pte_val(*ptep) & W) == (c[i].ro >= 0) &&
+				       (pte_val(*ptep) & _PAGE_READ),
+			       "%s: huge leaf %#lx", c[i].name, pte_val(*ptep));
+		}
+	}
+
+	/* A 1 GiB leaf split down to 4 KiB leaves is recovered whole. */
+	env_init(&e, 3);
+	op_begin(&e);
+	map_gpa(&e, 2 * PUD_SIZE, 2, false, false);
+	op_begin(&e);
+	kvm_riscv_gstage_split_huge(&e.gs, &e.pc, 2 * PUD_SIZE, 0, true);
+	for (i = 1; i < PTRS_PER_PTE; i++) {
+		e.pc.nobjs = 1;
+		kvm_riscv_gstage_split_huge(&e.gs, &e.pc, 2 * PUD_SIZE + i * PMD_SIZE, 0,
+					    true);
+	}
+	op_begin(&e);
+	kvm_riscv_gstage_recover_huge(&e.gs, 0, kvm_riscv_gstage_gpa_size(3),
+				      recover_always, NULL);
+	ptep = leaf(&e, 2 * PUD_SIZE + 12345 * PAGE_SIZE, &l);
+	CHECKF(ptep && l == 2 && pte_pfn(*ptep) == PFN_DOWN(2 * PUD_SIZE + (1UL << 40)),
+	       "1 GiB: level %u", l);
+	CHECK(op_end(&e) && no_leaked_tables(&e) && shim_pages_in_use == ROOT_PAGES);
+}
+#endif
 
 #ifdef HAVE_AGE_RANGE
 static void test_age_partial_huge(unsigned long unused)
@@ -1784,6 +1992,9 @@ static const struct {
 	{ "unmap_frees_tables", test_unmap_frees_tables },
 	{ "local_free_warns", test_local_free_warns },
 	{ "map_huge_over_table", test_map_huge_over_table },
+#ifdef HAVE_RECOVER_HUGE
+	{ "recover_huge", test_recover_huge },
+#endif
 #ifdef HAVE_AGE_RANGE
 	{ "age_partial_huge", test_age_partial_huge },
 	{ "race_age_lockless", test_race_age },

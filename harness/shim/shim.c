@@ -135,6 +135,14 @@ static bool linked(struct page *page)
 	return false;
 }
 
+void shim_note_unlink(unsigned long old, unsigned long new)
+{
+#ifdef SHIM_CHECKS
+	if ((old & (_PAGE_PRESENT | _PAGE_LEAF)) == _PAGE_PRESENT && old != new)
+		virt_to_page(pfn_to_virt(pte_pfn(__pte(old))))->unlink_seq = ++shim_seq;
+#endif
+}
+
 static bool zeroed(struct page *page)
 {
 	pte_t *p = page_address(page);

@@ -68,6 +68,7 @@ struct list_head {
 	{                        \
 		&(name), &(name) \
 	}
+#define LIST_HEAD(name) struct list_head name = LIST_HEAD_INIT(name)
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
 #define list_for_each_entry_safe(pos, n, head, member)                  \
 	for (pos = list_entry((head)->next, __typeof__(*pos), member),  \
@@ -120,13 +121,16 @@ void shim_warn(const char *file, int line, const char *what);
 		__typeof__(x) __w = (v);                      \
 		__atomic_store(&(x), &__w, __ATOMIC_RELAXED); \
 	} while (0)
-#define cmpxchg(ptr, o, n)                                           \
-	({                                                           \
-		__typeof__(*(ptr)) __o = (o);                        \
-		__atomic_compare_exchange_n((ptr), &__o, (n), false, \
-					    __ATOMIC_SEQ_CST,        \
-					    __ATOMIC_RELAXED);       \
-		__o;                                                 \
+/* gstage.c only uses it on PTEs: record a table unlink, as set_pte(). */
+void shim_note_unlink(unsigned long old, unsigned long new);
+#define cmpxchg(ptr, o, n)                                             \
+	({                                                             \
+		__typeof__(*(ptr)) __o = (o), __n = (n);               \
+		if (__atomic_compare_exchange_n((ptr), &__o, __n, false, \
+						__ATOMIC_SEQ_CST,      \
+						__ATOMIC_RELAXED))     \
+			shim_note_unlink(__o, __n);                    \
+		__o;                                                   \
 	})
 /*
  * Kernel semantics: on failure *(po) gets the value found, unordered. If
@@ -300,14 +304,7 @@ typedef struct {
 extern unsigned long shim_seq;
 static inline void set_pte(pte_t *ptep, pte_t pte)
 {
-#ifdef SHIM_CHECKS
-	pte_t old = ptep_get(ptep);
-
-	if ((pte_val(old) & (_PAGE_PRESENT | _PAGE_LEAF)) == _PAGE_PRESENT &&
-	    pte_val(old) != pte_val(pte))
-		virt_to_page(pfn_to_virt(pte_pfn(old)))->unlink_seq =
-			++shim_seq;
-#endif
+	shim_note_unlink(pte_val(ptep_get(ptep)), pte_val(pte));
 	WRITE_ONCE(*ptep, pte);
 }
 

@@ -649,22 +649,22 @@ static bool prop_wp_masked(struct env *e)
  * 1 GiB, as get_hva_mapping_size() in mmu.c.
  */
 static bool recover_can_map(struct kvm_gstage *gstage, gpa_t addr, gpa_t size,
-			    void *data)
+			    const void *data)
 {
-	unsigned long deny = data ? *(unsigned long *)data : 0;
+	unsigned long deny = data ? *(const unsigned long *)data : 0;
 
 	return size <= PUD_SIZE &&
 	       ((addr / size + deny) * 0x9e3779b97f4a7c15UL) >> 62;
 }
 
 static bool recover_always(struct kvm_gstage *gstage, gpa_t addr, gpa_t size,
-			   void *data)
+			   const void *data)
 {
 	return size <= PUD_SIZE;
 }
 
 static bool recover_never(struct kvm_gstage *gstage, gpa_t addr, gpa_t size,
-			  void *data)
+			  const void *data)
 {
 	return false;
 }
@@ -678,28 +678,30 @@ static unsigned long model_recovered[3];
 
 static void model_recover(gpa_t b, int l)
 {
-	const unsigned long and = _PAGE_READ | W | _PAGE_EXEC |
-				  KVM_GSTAGE_PTE_HOST_WRITABLE;
-	const unsigned long or = A | D;
-	unsigned long base, prot = and, ad = 0, v;
+	const unsigned long perm_bits = _PAGE_READ | W | _PAGE_EXEC |
+					KVM_GSTAGE_PTE_HOST_WRITABLE;
+	const unsigned long ad_bits = A | D;
+	unsigned long base, perm = perm_bits, ad = 0, v;
 	int i;
 
-	base = *mslot(b, l - 1) & ~(and | or);
+	base = *mslot(b, l - 1) & ~(perm_bits | ad_bits);
 	if (!*mslot(b, l - 1) || *mslot(b, l) ||
 	    (l == 1 && *mslot(b, 2)) ||
 	    pte_pfn(__pte(base)) % (lsize(l) >> PAGE_SHIFT))
 		return;
 	for (i = 0; i < 512; i++) {
 		v = *mslot(b + i * lsize(l - 1), l - 1);
-		if (!v || (v & ~(and | or)) !=
+		if (!v || (v & ~(perm_bits | ad_bits)) !=
 				  base + (((i * lsize(l - 1)) >> PAGE_SHIFT) << _PAGE_PFN_SHIFT))
 			return;
-		prot &= v;
-		ad |= v & or;
+		perm &= v;
+		ad |= v & ad_bits;
 	}
+	if (!(perm & _PAGE_READ))
+		return;
 	for (i = 0; i < 512; i++)
 		model_set(b + i * lsize(l - 1), l - 1, 0, true);
-	model_set(b, l, base | prot | ad, true);
+	model_set(b, l, base | perm | ad, true);
 	model_recovered[l]++;
 }
 

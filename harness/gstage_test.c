@@ -1373,9 +1373,40 @@ static void test_shared_fault_same_leaf(unsigned long unused)
 	CHECK(op_end(&e) && no_leaked_tables(&e));
 }
 
+#ifdef HAVE_RECOVER_HUGE
+/*
+ * Dirty logging switched off while the vCPUs fault: the region at @g is
+ * filled with 4 KiB leaves (mmu_lock held for write), then recovered with
+ * mmu_lock held for read, as mmu.c does, while the faults go on; the read
+ * lock is still held on return. Return: whether the region went from
+ * 4 KiB leaves to one 2 MiB leaf.
+ */
+static bool race_recover(struct env *e, struct fault_race *r, gpa_t g)
+{
+	pte_t *ptep, pte;
+	bool split, huge;
+	u32 level;
+	int i;
+
+	pthread_rwlock_wrlock(&r->lock);
+	for (i = 0; i < PTRS_PER_PTE; i++) {
+		e->pc.nobjs = e->gs.pgd_levels;
+		if (map_gpa(e, g + i * PAGE_SIZE, 0, false, false))
+			break;
+	}
+	pthread_rwlock_unlock(&r->lock);
+	pthread_rwlock_rdlock(&r->lock);
+	split = kvm_riscv_gstage_get_leaf(&e->gs, g, &ptep, &pte, &level) && !level;
+	kvm_riscv_gstage_recover_huge(&e->gs, g, g + PMD_SIZE, recover_always, NULL);
+	huge = kvm_riscv_gstage_get_leaf(&e->gs, g, &ptep, &pte, &level) && level == 1;
+
+	return split && huge;
+}
+#endif
+
 static void test_race_shared_faults(unsigned long unused)
 {
-	unsigned long n, lost = shim_unlinked_frees, seed = 7, x;
+	unsigned long n, lost = shim_unlinked_frees, seed = 7, x, recovered = 0;
 	struct fault_race r = { 0 };
 	pthread_rwlockattr_t attr;
 	pthread_t t[2];
@@ -1398,6 +1429,11 @@ static void test_race_shared_faults(unsigned long unused)
 	     n++) {
 		x = rnd_next(&seed);
 		g = (x >> 8) % 2 * PUD_SIZE + (x >> 9) % 2 * PMD_SIZE;
+#ifdef HAVE_RECOVER_HUGE
+		if (x % 8 == 4) {
+			recovered += race_recover(&e, &r, g);
+		} else
+#endif
 		if (x % 4) {
 			pthread_rwlock_wrlock(&r.lock);
 			kvm_riscv_gstage_unmap_range(&e.gs, g, PMD_SIZE, false);
@@ -1421,11 +1457,14 @@ static void test_race_shared_faults(unsigned long unused)
 	for (i = 0; i < ARRAY_SIZE(t); i++)
 		pthread_join(t[i], NULL);
 	lost = shim_unlinked_frees - lost;
-	printf("# %lu shared faults (%lu retried for write) against %lu unmaps and write-protects: %lu bad, %lu lost table races\n",
-	       r.faults, r.retried, n, r.bad, lost);
+	printf("# %lu shared faults (%lu retried for write) against %lu unmaps, write-protects and recoveries (%lu recovered): %lu bad, %lu lost table races\n",
+	       r.faults, r.retried, n, recovered, r.bad, lost);
 	walk_model = false;
 	CHECK(op_end(&e) && no_leaked_tables(&e));
 	CHECK(!r.bad && r.retried && lost);
+#ifdef HAVE_RECOVER_HUGE
+	CHECK(recovered);
+#endif
 	env_free_pgd(&e);
 	shim_rcu_poll(true);
 	CHECKF(!shim_pages_in_use && !shim_pgtable_pages,

@@ -8,6 +8,10 @@
 # experiment's first kernel), data.csv, one PNG a experiment, the exact
 # setup. Kernels come from scripts/benchkernel.sh; every kernel boots the
 # series' initramfs: the same userspace.
+# A boot that fails (a test line failed) is recorded, its figures kept,
+# and the next boot goes on; the report lists the failures and the run
+# exits non-zero. REPORT=results/DATE writes the report of a run again
+# from its data.csv (same EXPERIMENTS and REPS), booting nothing.
 # Not part of the test command. QEMU TCG inflates absolute figures: only
 # the ratios measured in the same run carry.
 # shellcheck source=lib.sh
@@ -30,92 +34,102 @@ exp_row() {
 	awk -v n="$1" '$1 == n { $1 = ""; print substr($0, 2) }' "$table"
 }
 
-# Build every kernel once per variant; userspace comes from the series.
-stage "preparing kernels"
-"$TOP/scripts/base.sh" >/dev/null
-"$TOP/scripts/tree.sh" >/dev/null
-"$TOP/scripts/kbuild.sh" series min
-"$TOP/scripts/selftests.sh" series >/dev/null
-"$TOP/scripts/initramfs.sh" series >/dev/null
-# Plans that run guest/migrate need the VMM archive (scripts/vmm.sh).
-vmm_plan() {
-	grep -qE '^[a-z0-9_]+:.*(^|[ ;&])migrate ' "$TOP/$1"
-}
-declare -A built=()
-mins=0
-for e in "${want[@]}"; do
-	read -r variant model smp plan kernels <<<"$(exp_row "$e")"
-	[ -f "$TOP/$plan" ] || die "experiment $e: no plan $plan"
-	! vmm_plan "$plan" || [ -f "$OUT/initramfs/vmm-series.cpio.gz" ] || "$TOP/scripts/vmm.sh" series >/dev/null
-	for k in $kernels; do
-		if [ -z "${built[$k/$variant]:-}" ]; then
-			"$TOP/scripts/benchkernel.sh" "$k" "$variant"
-			built[$k/$variant]=1
-		fi
+failures=()
+if [ -n "${REPORT:-}" ]; then
+	dir=$(cd "$REPORT" && pwd) || die "REPORT=$REPORT: no such folder"
+	csv=$dir/data.csv
+	[ -f "$csv" ] || die "REPORT=$REPORT: no data.csv there"
+	stamp=$(basename "$dir")
+else
+	# Build every kernel once per variant; userspace comes from the series.
+	stage "preparing kernels"
+	"$TOP/scripts/base.sh" >/dev/null
+	"$TOP/scripts/tree.sh" >/dev/null
+	"$TOP/scripts/kbuild.sh" series min
+	"$TOP/scripts/selftests.sh" series >/dev/null
+	"$TOP/scripts/initramfs.sh" series >/dev/null
+	# Plans that run guest/migrate need the VMM archive (scripts/vmm.sh).
+	vmm_plan() {
+		grep -qE '^[a-z0-9_]+:.*(^|[ ;&])migrate ' "$TOP/$1"
+	}
+	declare -A built=()
+	mins=0
+	for e in "${want[@]}"; do
+		read -r variant model smp plan kernels <<<"$(exp_row "$e")"
+		[ -f "$TOP/$plan" ] || die "experiment $e: no plan $plan"
+		! vmm_plan "$plan" || [ -f "$OUT/initramfs/vmm-series.cpio.gz" ] || "$TOP/scripts/vmm.sh" series >/dev/null
+		for k in $kernels; do
+			if [ -z "${built[$k/$variant]:-}" ]; then
+				"$TOP/scripts/benchkernel.sh" "$k" "$variant"
+				built[$k/$variant]=1
+			fi
+		done
+		# About 25 s a test line on an idle machine, twice that with LOCK_STAT.
+		n=$(grep -c '^[a-z0-9]' "$TOP/$plan")
+		k=$(wc -w <<<"$kernels")
+		f=1
+		[ "$variant" = min ] || f=2
+		mins=$((mins + (k * reps * n * f * 25 + 59) / 60 + k * reps / 2))
 	done
-	# About 25 s a test line on an idle machine, twice that with LOCK_STAT.
-	n=$(grep -c '^[a-z0-9]' "$TOP/$plan")
-	k=$(wc -w <<<"$kernels")
-	f=1
-	[ "$variant" = min ] || f=2
-	mins=$((mins + (k * reps * n * f * 25 + 59) / 60 + k * reps / 2))
-done
-echo "bench: ${want[*]}, $reps rounds each; expect about $mins min on an idle machine"
+	echo "bench: ${want[*]}, $reps rounds each; expect about $mins min on an idle machine"
 
-# The results folder only once every kernel is ready: a run that cannot
-# start leaves none behind.
-stamp=$(date -u +%Y-%m-%d-%H%M)
-dir=$TOP/results/$stamp
-mkdir -p "$dir"
-csv=$dir/data.csv
-echo "experiment,kernel,round,test,metric,iteration,value" >"$csv"
+	# The results folder only once every kernel is ready: a run that cannot
+	# start leaves none behind.
+	stamp=$(date -u +%Y-%m-%d-%H%M)
+	dir=$TOP/results/$stamp
+	mkdir -p "$dir"
+	csv=$dir/data.csv
+	echo "experiment,kernel,round,test,metric,iteration,value" >"$csv"
 
-for e in "${want[@]}"; do
-	read -r variant model smp plan kernels <<<"$(exp_row "$e")"
-	read -r -a ks <<<"$kernels"
-	for r in $(seq 1 "$reps"); do
-		# Rotate the order every round so no kernel always runs first.
-		o=$(((r - 1) % ${#ks[@]}))
-		for k in "${ks[@]:$o}" "${ks[@]:0:$o}"; do
-			stage "$e: round $r/$reps: $k"
-			addon=
-			! vmm_plan "$plan" || addon=$OUT/initramfs/vmm-series.cpio.gz
-			ADDON_RD=$addon KIMAGE=$OUT/bench/$k-$variant.Image INITRD_TREE=series BOOT_TIMEOUT=2400 \
-				"$TOP/scripts/boot.sh" "$k" "$variant" "$TOP/$plan" "$smp" "$model" >"$dir/boot.txt" 2>&1 ||
-				die "benchmark boot of $k ($e) failed: $(grep -m1 '^FAIL' "$dir/boot.txt")"
-			log=$OUT/logs/$k-$variant-$(basename "$plan" .plan)-smp$smp-$model.log
-			cp "$log" "$dir/$e-$k-round$r.log"
-			# Iteration 1 populates memory: keep iterations 2 and later.
-			tr -d '\r' <"$log" | awk -v p="$e,$k,$r" '
-				function out(m, i, v) { print p "," t "," m "," i "," v }
-				/^# START / { t = $3; sub(":", "", t) }
-				/Iteration [0-9]+ dirty memory time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("dirty_s", $3, v) }
-				/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("clear_s", $3, v) }
-				/Populate memory time/ { v = $NF; sub("s$", "", v); out("populate_s", 0, v) }
-				# access_tracking_perf_test: each access pass over idle memory.
-				/(Writing to|Reading from) idle memory *:/ { v = $NF; sub("s$", "", v)
-					out($0 ~ /Writing/ ? "idle_write_s" : "idle_read_s", 0, v) }
-				# guest/migrate: QEMU info migrate figures, memcheck errors.
-				/MIGRATE result=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
-					if (kv[1] ~ /^(total_ms|setup_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors|pages_2m_before|pages_2m_cancelled|pages_2m_after)$/) out(kv[1], 0, kv[2])
-					if (kv[1] == "result") out("migrate_failed", 0, kv[2] != "pass") } }
-				# guest/slotzap: the delete or munmap of a populated slot.
-				/slotzap: .* took [0-9.]+ ms/ { out("zap_ms", 0, $(NF - 1)) }
-				# guest/kvmstat: G-stage fault and fence counters.
-				/kvmstat: / { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_0-9]+=[0-9]+$/) { split($i, kv, "="); out(kv[1], 0, kv[2]) } }
-				/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
-				/ager: [0-9]+ (aging|page_idle) passes/ { a = $0; sub(/.*ager: /, "", a); split(a, g, " "); out("agings", 0, g[1])
-					# "aging A s of T s": the share of the run spent aging.
-					if (match($0, /aging [0-9.]+ s of [0-9.]+ s/)) { split(substr($0, RSTART, RLENGTH), g, " "); if (g[5] > 0) out("aging_share", 0, g[2] / g[5]) } }
-				# lock_stat: con-bounces contentions wait-min wait-max wait-total ...
-				/lockstat: .*mmu_lock(-W)?:/ { s = substr($0, index($0, ":") + 1); sub(/.*mmu_lock(-W)?:/, "", s)
-					split(s, f, " "); out("w_contentions", 0, f[2]); out("w_wait_us", 0, f[5]); out("w_hold_max_us", 0, f[10]) }
-				/lockstat: .*mmu_lock-R:/ { s = $0; sub(/.*mmu_lock-R:/, "", s)
-					split(s, f, " "); out("r_contentions", 0, f[2]); out("r_wait_us", 0, f[5]) }' >>"$csv"
+	for e in "${want[@]}"; do
+		read -r variant model smp plan kernels <<<"$(exp_row "$e")"
+		read -r -a ks <<<"$kernels"
+		for r in $(seq 1 "$reps"); do
+			# Rotate the order every round so no kernel always runs first.
+			o=$(((r - 1) % ${#ks[@]}))
+			for k in "${ks[@]:$o}" "${ks[@]:0:$o}"; do
+				stage "$e: round $r/$reps: $k"
+				addon=
+				! vmm_plan "$plan" || addon=$OUT/initramfs/vmm-series.cpio.gz
+				if ! ADDON_RD=$addon KIMAGE=$OUT/bench/$k-$variant.Image INITRD_TREE=series BOOT_TIMEOUT=2400 \
+					"$TOP/scripts/boot.sh" "$k" "$variant" "$TOP/$plan" "$smp" "$model" >"$dir/boot.txt" 2>&1; then
+					failures+=("$e round $r, $k: $(grep -m1 '^FAIL' "$dir/boot.txt" || tail -n 1 "$dir/boot.txt")")
+					echo "bench: ${failures[-1]}" >&2
+				fi
+				log=$OUT/logs/$k-$variant-$(basename "$plan" .plan)-smp$smp-$model.log
+				cp "$log" "$dir/$e-$k-round$r.log"
+				# Iteration 1 populates memory: keep iterations 2 and later.
+				tr -d '\r' <"$log" | awk -v p="$e,$k,$r" '
+					function out(m, i, v) { print p "," t "," m "," i "," v }
+					/^# START / { t = $3; sub(":", "", t) }
+					/Iteration [0-9]+ dirty memory time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("dirty_s", $3, v) }
+					/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("clear_s", $3, v) }
+					/Populate memory time/ { v = $NF; sub("s$", "", v); out("populate_s", 0, v) }
+					# access_tracking_perf_test: each access pass over idle memory.
+					/(Writing to|Reading from) idle memory *:/ { v = $NF; sub("s$", "", v)
+						out($0 ~ /Writing/ ? "idle_write_s" : "idle_read_s", 0, v) }
+					# guest/migrate: QEMU info migrate figures, memcheck errors.
+					/MIGRATE result=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
+						if (kv[1] ~ /^(total_ms|setup_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors|pages_2m_before|pages_2m_cancelled|pages_2m_after)$/) out(kv[1], 0, kv[2])
+						if (kv[1] == "result") out("migrate_failed", 0, kv[2] != "pass") } }
+					# guest/slotzap: the delete or munmap of a populated slot.
+					/slotzap: .* took [0-9.]+ ms/ { out("zap_ms", 0, $(NF - 1)) }
+					# guest/kvmstat: G-stage fault and fence counters.
+					/kvmstat: / { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_0-9]+=[0-9]+$/) { split($i, kv, "="); out(kv[1], 0, kv[2]) } }
+					/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
+					/ager: [0-9]+ (aging|page_idle) passes/ { a = $0; sub(/.*ager: /, "", a); split(a, g, " "); out("agings", 0, g[1])
+						# "aging A s of T s": the share of the run spent aging.
+						if (match($0, /aging [0-9.]+ s of [0-9.]+ s/)) { split(substr($0, RSTART, RLENGTH), g, " "); if (g[5] > 0) out("aging_share", 0, g[2] / g[5]) } }
+					# lock_stat: con-bounces contentions wait-min wait-max wait-total ...
+					/lockstat: .*mmu_lock(-W)?:/ { s = substr($0, index($0, ":") + 1); sub(/.*mmu_lock(-W)?:/, "", s)
+						split(s, f, " "); out("w_contentions", 0, f[2]); out("w_wait_us", 0, f[5]); out("w_hold_max_us", 0, f[10]) }
+					/lockstat: .*mmu_lock-R:/ { s = $0; sub(/.*mmu_lock-R:/, "", s)
+						split(s, f, " "); out("r_contentions", 0, f[2]); out("r_wait_us", 0, f[5]) }' >>"$csv"
+			done
 		done
 	done
-done
-rm -f "$dir/boot.txt"
+	rm -f "$dir/boot.txt"
+fi
 
 # Report: one section an experiment; medians, ranges and ratios against
 # the experiment's first kernel.
@@ -170,6 +184,12 @@ rm -f "$dir/boot.txt"
 		echo
 		echo "![$e]($e.png)"
 	done
+	if [ "${#failures[@]}" -gt 0 ]; then
+		echo
+		echo "## Failed boots (their figures are in the tables)"
+		echo
+		printf -- '- %s\n' "${failures[@]}"
+	fi
 } >"$dir/report.md"
 
 # One PNG a experiment, a panel a metric: every measurement, x = test,
@@ -222,3 +242,4 @@ for e in "${want[@]}"; do
 done
 echo "bench: report in $dir/report.md"
 cat "$dir/report.md"
+[ "${#failures[@]}" -eq 0 ] || die "${#failures[@]} benchmark boot(s) failed: see the report"

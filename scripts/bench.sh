@@ -110,7 +110,7 @@ else
 						out($0 ~ /Writing/ ? "idle_write_s" : "idle_read_s", 0, v) }
 					# guest/migrate: QEMU info migrate figures, memcheck errors.
 					/MIGRATE result=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
-						if (kv[1] ~ /^(total_ms|setup_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors|pages_2m_before|pages_2m_cancelled|pages_2m_after)$/) out(kv[1], 0, kv[2])
+						if (kv[1] ~ /^(total_ms|setup_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors|write_pages_per_s|pages_2m_before|pages_2m_cancelled|pages_2m_after)$/) out(kv[1], 0, kv[2])
 						if (kv[1] == "result") out("migrate_failed", 0, kv[2] != "pass") } }
 					# guest/slotzap: the delete or munmap of a populated slot.
 					/slotzap: .* took [0-9.]+ ms/ { out("zap_ms", 0, $(NF - 1)) }
@@ -141,7 +141,7 @@ fi
 	echo
 	echo "Absolute figures are inflated by TCG and by a shared host; only ratios within one experiment carry."
 	echo "Ratio: reference median / kernel median (above 1: the kernel takes less time or waits less),"
-	echo "except pages_per_s, agings, aging_share (the ager's time in aging passes / the test's run time) and pages_2m_* (2 MiB G-stage leaves): kernel / reference (above 1: the kernel does more)."
+	echo "except pages_per_s, write_pages_per_s, agings, aging_share (the ager's time in aging passes / the test's run time) and pages_2m_* (2 MiB G-stage leaves): kernel / reference (above 1: the kernel does more)."
 	for e in "${want[@]}"; do
 		read -r variant model smp plan kernels <<<"$(exp_row "$e")"
 		read -r -a ks <<<"$kernels"
@@ -174,7 +174,7 @@ fi
 				}
 				for (i = 1; i <= nk; i++) {
 					key = keys[i]; split(key, p, SUBSEP); rk = p[1] SUBSEP p[2] SUBSEP ref
-					up = p[2] == "pages_per_s" || p[2] == "agings" || p[2] == "aging_share" || p[2] ~ /^pages_2m_/
+					up = p[2] ~ /pages_per_s$/ || p[2] == "agings" || p[2] == "aging_share" || p[2] ~ /^pages_2m_/
 					if (!(rk in med)) ratio = "-"
 					else if (up) ratio = med[rk] > 0 ? sprintf("%.2f", med[key] / med[rk]) : "-"
 					else ratio = med[key] > 0 ? sprintf("%.2f", med[rk] / med[key]) : (med[rk] > 0 ? "inf" : "-")

@@ -11,25 +11,37 @@ need perl
 
 [ -x "$KTREE/scripts/checkpatch.pl" ] || die "no kernel tree at $KTREE: run 'make tree'"
 shopt -s nullglob
-patches=("$TOP"/patches/*/[0-9][0-9][0-9][0-9]-*.patch)
-fails=0 n=0
-for p in "${patches[@]}"; do
-	case $p in
-	*/0000-cover-letter.patch) continue ;;
-	esac
-	n=$((n + 1))
-	out=$(cd "$KTREE" && scripts/checkpatch.pl --strict --no-color \
-		--ignore "$CHECKPATCH_IGNORE" "$p" 2>&1) || true
-	total=$(echo "$out" | grep -E '^total: ' || echo "total: checkpatch did not finish")
+patches=()
+for p in "$TOP"/patches/*/[0-9][0-9][0-9][0-9]-*.patch; do
+	[[ $p == */0000-cover-letter.patch ]] || patches+=("$p")
+done
+n=${#patches[@]}
+[ "$n" -gt 0 ] || echo "checkpatch: no patches in patches/"
+
+# check PATCH OUT: checkpatch's report on PATCH into OUT; $JOBS at a time.
+check() {
+	(cd "$KTREE" && scripts/checkpatch.pl --strict --no-color --ignore "$CHECKPATCH_IGNORE" "$1") >"$2" 2>&1 || true
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for i in "${!patches[@]}"; do
+	[ "$(jobs -rp | wc -l)" -lt "$JOBS" ] || wait -n
+	check "${patches[$i]}" "$tmp/$i" &
+done
+wait
+
+fails=0
+for i in "${!patches[@]}"; do
+	p=${patches[$i]}
+	total=$(grep -E '^total: ' "$tmp/$i" || echo "total: checkpatch did not finish")
 	if echo "$total" | grep -q '^total: 0 errors, 0 warnings, 0 checks, '; then
 		echo "PASS checkpatch/${p#"$TOP"/patches/}"
 	else
 		echo "FAIL checkpatch/${p#"$TOP"/patches/} $total"
-		echo "$out" | grep -E '^(ERROR|WARNING|CHECK):' | sed 's/^/    /'
+		grep -E '^(ERROR|WARNING|CHECK):' "$tmp/$i" | sed 's/^/    /'
 		fails=$((fails + 1))
 	fi
 done
-[ "$n" -gt 0 ] || echo "checkpatch: no patches in patches/"
 
 for f in $(git -C "$KTREE" diff --name-only --diff-filter=AR base series); do
 	sections=$(cd "$KTREE" && scripts/get_maintainer.pl --no-git --no-git-fallback \

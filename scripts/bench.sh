@@ -57,7 +57,7 @@ else
 	for e in "${want[@]}"; do
 		read -r variant model smp plan kernels <<<"$(exp_row "$e")"
 		[ -f "$TOP/$plan" ] || die "experiment $e: no plan $plan"
-		! vmm_plan "$plan" || [ -f "$OUT/initramfs/vmm-series.cpio.gz" ] || "$TOP/scripts/vmm.sh" series >/dev/null
+		! vmm_plan "$plan" || "$TOP/scripts/vmm.sh" series >/dev/null
 		for k in $kernels; do
 			if [ -z "${built[$k/$variant]:-}" ]; then
 				"$TOP/scripts/benchkernel.sh" "$k" "$variant"

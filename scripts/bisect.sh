@@ -29,12 +29,13 @@ obj=$OUT/build/series-min
 log=$OUT/logs/bisect
 mkdir -p "$log"
 
-# build RAW [TARGET]: build TARGET (default vmlinux.o) of the minimal
-# kernel at the commit checked out, with W=1 and sparse, into RAW; print
-# its warnings (compiler, sparse and W=1's kernel-doc), line numbers
-# dropped. Every object of arch/riscv/kvm/ compiled must have been checked.
+# build RAW [TARGET]: build TARGET of the minimal kernel (default
+# vmlinux_o, which makes vmlinux.o) at the commit checked out, with W=1 and
+# sparse, into RAW; print its warnings (compiler, sparse and W=1's
+# kernel-doc), line numbers dropped. Every object of arch/riscv/kvm/
+# compiled must have been checked.
 build() {
-	local raw=$1 target=${2:-vmlinux.o} cc checked
+	local raw=$1 target=${2:-vmlinux_o} cc checked
 	KCHECK=$OUT/tools/sparse/sparse "$TOP/scripts/kbuild.sh" series min "$target" >"$raw" 2>&1 || return 1
 	cc=$(grep -c '^  CC \{6\}arch/riscv/kvm/.*\.o$' "$raw" || true)
 	checked=$(grep -c '^  CHECK   arch/riscv/kvm/' "$raw" || true)
@@ -62,7 +63,7 @@ for c in $(git rev-list --reverse base..series); do
 		echo "PASS bisect '$name' changes only tools/ or Documentation/: the kernel is its parent's"
 		continue
 	fi
-	target=vmlinux.o
+	target=vmlinux_o
 	[ "$c" != "$last" ] || target=Image
 	if ! build "$log/$c.raw" $target >"$log/$c.warn"; then
 		echo "FAIL bisect/build '$name' does not build with W=1/sparse: $(grep -m3 -E 'error|Error|sparse checked' "$log/$c.raw" | tr '\n' ' ')"
@@ -70,7 +71,7 @@ for c in $(git rev-list --reverse base..series); do
 		continue
 	fi
 	how="builds"
-	if [ "$target" = vmlinux.o ] && [ -n "$(undefined | comm -13 "$log/base.undef" -)" ]; then
+	if [ "$target" = vmlinux_o ] && [ -n "$(undefined | comm -13 "$log/base.undef" -)" ]; then
 		if ! build "$log/$c.link.raw" Image >/dev/null; then
 			echo "FAIL bisect/link '$name' does not link: $(grep -m3 -E 'undefined reference|error|Error' "$log/$c.link.raw" | tr '\n' ' ')"
 			fails=$((fails + 1))

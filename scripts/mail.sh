@@ -61,7 +61,8 @@ for posting in "${POSTINGS[@]}"; do
 		sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
 	done
 	pats=("$out"/[0-9][0-9][0-9][0-9]-*.patch) # the cover letter (0000) first
-	scripts/checkpatch.pl --strict --quiet --ignore "$CHECKPATCH_IGNORE" "${pats[@]:1}" ||
+	printf '%s\n' "${pats[@]:1}" |
+		xargs -P "$JOBS" -n 4 scripts/checkpatch.pl --strict --quiet --ignore "$CHECKPATCH_IGNORE" ||
 		die "re-signed patches of $posting fail checkpatch"
 	git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \
 		"$out"/*.patch >"$out/send-email-dry-run.txt" 2>&1 ||

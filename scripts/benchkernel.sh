@@ -13,6 +13,9 @@
 #                 KVM_PRE_FAULT_MEMORY wired for pre_fault_memory_test
 #   elide         the series with bench/elide.patch (bench only): no TLB
 #                 flush after clear_flush_young() found a young leaf
+#   hfence        faults under the read side of mmu_lock without the
+#                 patch before it (every new leaf fenced on every vCPU),
+#                 with counters: bench/hfence-diag.patch (bench only)
 # Every kernel is built in out/linux and out/build/series-VARIANT, one
 # commit after the other, so each build after the first is incremental;
 # branch series is checked out again at the end.
@@ -32,13 +35,17 @@ p[1-9] | p[1-9][0-9])
 	rev=$(git rev-list --reverse base..series | sed -n "${name#p}p")
 	[ -n "$rev" ] || die "bench kernel $name: the series has fewer than ${name#p} patches"
 	;;
-range | v1 | prefault | elide)
+range | v1 | prefault | elide | hfence)
 	onto=base
 	if [ "$name" = range ]; then
 		mbox=("$TOP/bench/range-walk.patch")
 	elif [ "$name" = prefault ] || [ "$name" = elide ]; then
 		mbox=("$TOP/bench/$name.patch")
 		onto=series
+	elif [ "$name" = hfence ]; then
+		mbox=("$TOP/bench/hfence-diag.patch")
+		onto=$(git log --format=%H --grep='^RISC-V: KVM: Handle G-stage faults with mmu_lock held for read$' base..series)
+		[ -n "$onto" ] || die "bench kernel hfence: the series has no read-side fault patch"
 	else
 		v1=$OUT/bench/v1-patches
 		rm -rf "$v1"
@@ -57,7 +64,7 @@ range | v1 | prefault | elide)
 		}
 	rev=$(git rev-parse HEAD)
 	;;
-*) die "unknown bench kernel '$name' (base, series, pN, range, v1, prefault or elide)" ;;
+*) die "unknown bench kernel '$name' (base, series, pN, range, v1, prefault, elide or hfence)" ;;
 esac
 git checkout -q --detach "$rev"
 stage "building bench kernel $name ($variant): $(git log -1 --format='%h %s')"

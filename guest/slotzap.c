@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * slotzap MIB delete|munmap|dirtylog [busy]: populate a memslot of MIB MiB
- * with 4 KiB G-stage mappings, then delete the memslot, munmap its memory or
- * switch dirty logging on for it (which write-protects the whole slot), and
- * print how long that took.
+ * slotzap MIB delete|munmap|dirtylog|destroy [busy]: populate a memslot of
+ * MIB MiB with 4 KiB G-stage mappings, then delete the memslot, munmap its
+ * memory, switch dirty logging on for it (which write-protects the whole
+ * slot) or destroy the VM (close its vCPU and VM file descriptors, which
+ * frees the G-stage root and tables), and print how long that took.
  *
  * With busy, a second process spins on the same CPU while the slot is
  * zapped, so the CPU is wanted (need_resched()) and a walk that may yield
@@ -15,10 +16,11 @@
  * 4 KiB one. One vCPU, in VS-mode with vsatp off, stores to every page of
  * the slot and then to an address outside every memslot, which ends KVM_RUN
  * with KVM_EXIT_MMIO. Lock statistics, if the kernel has them, are cleared
- * right before the delete, munmap or flag change and switched off right
+ * right before the delete, munmap, flag change or close and switched off right
  * after it, so that the mmu_lock figures of /proc/lock_stat (guest/lockstat
  * prints them) are those of that operation alone: the populating faults and
- * the VM's destruction are not in them. Exits with 1 on any failure.
+ * the VM's destruction (unless it is the operation) are not in them. Exits
+ * with 1 on any failure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -142,9 +144,9 @@ int main(int argc, char **argv)
 	op = argc > 2 ? argv[2] : "";
 	if ((argc != 3 && !busy) || atol(argv[1]) <= 0 ||
 	    (strcmp(op, "delete") && strcmp(op, "munmap") &&
-	     strcmp(op, "dirtylog"))) {
+	     strcmp(op, "dirtylog") && strcmp(op, "destroy"))) {
 		fprintf(stderr,
-			"usage: slotzap MIB delete|munmap|dirtylog [busy]\n");
+			"usage: slotzap MIB delete|munmap|dirtylog|destroy [busy]\n");
 		return 1;
 	}
 	size = atol(argv[1]) << 20;
@@ -220,6 +222,10 @@ int main(int argc, char **argv)
 		region.flags = KVM_MEM_LOG_DIRTY_PAGES;
 		if (ioctl(vm, KVM_SET_USER_MEMORY_REGION, &region))
 			die("KVM_SET_USER_MEMORY_REGION (dirty logging)");
+	} else if (!strcmp(op, "destroy")) {
+		/* The last reference to the VM goes with the VM's descriptor. */
+		if (munmap(run, run_size) || close(vcpu) || close(vm))
+			die("destroying the VM");
 	} else if (munmap(mem, size)) {
 		die("munmap");
 	}

@@ -116,6 +116,8 @@ static pid_t start_spinner(void)
 		close(fds[0]);
 		if (write(fds[1], "x", 1) != 1)
 			_exit(1);
+		/* Hold no reference to the VM: destroy closes the last one. */
+		closefrom(3);
 		for (;;)
 			;
 	}
@@ -185,6 +187,9 @@ int main(int argc, char **argv)
 	run = mmap(NULL, run_size, PROT_READ | PROT_WRITE, MAP_SHARED, vcpu, 0);
 	if (run == MAP_FAILED)
 		die("mmap kvm_run");
+	/* The spinner must not keep the vCPU's file through this mapping. */
+	if (madvise(run, run_size, MADV_DONTFORK))
+		die("madvise kvm_run");
 	set_core(vcpu, KVM_REG_RISCV_CORE_REG(regs.pc), SLOT_GPA);
 	set_core(vcpu, KVM_REG_RISCV_CORE_REG(regs.a0), SLOT_GPA);
 	set_core(vcpu, KVM_REG_RISCV_CORE_REG(regs.a1), PAGE);

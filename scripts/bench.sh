@@ -115,8 +115,9 @@ else
 					# guest/slotzap: the delete or munmap of a populated slot.
 					/slotzap: .* took [0-9.]+ ms/ { out("zap_ms", 0, $(NF - 1)) }
 					# guest/kvmstat: G-stage fault and fence counters;
-					# bench/hfence-diag.patch: where faults spend their time.
-					/(kvmstat|hfence-diag): / { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_0-9]+=[0-9]+$/) { split($i, kv, "="); out(kv[1], 0, kv[2]) } }
+					# bench/hfence-diag.patch: where faults spend their time;
+					# bench/slowpath-diag.patch: faults that took the slow path.
+					/(kvmstat|hfence-diag|slowpath-diag): / { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_0-9]+=[0-9]+$/) { split($i, kv, "="); out(kv[1], 0, kv[2]) } }
 					/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
 					/ager: [0-9]+ (aging|page_idle) passes/ { a = $0; sub(/.*ager: /, "", a); split(a, g, " "); out("agings", 0, g[1])
 						# "aging A s of T s": the share of the run spent aging.

@@ -16,6 +16,8 @@
 #   hfence        faults under the read side of mmu_lock without the
 #                 patch before it (every new leaf fenced on every vCPU),
 #                 with counters: bench/hfence-diag.patch (bench only)
+#   pN-slowpath   pN with bench/slowpath-diag.patch (bench only): counts
+#                 the faults that take the slow path (N >= 27)
 # Every kernel is built in out/linux and out/build/series-VARIANT, one
 # commit after the other, so each build after the first is incremental;
 # branch series is checked out again at the end.
@@ -35,9 +37,14 @@ p[1-9] | p[1-9][0-9])
 	rev=$(git rev-list --reverse base..series | sed -n "${name#p}p")
 	[ -n "$rev" ] || die "bench kernel $name: the series has fewer than ${name#p} patches"
 	;;
-range | v1 | prefault | elide | hfence)
+range | v1 | prefault | elide | hfence | p[1-9]-slowpath | p[1-9][0-9]-slowpath)
 	onto=base
-	if [ "$name" = range ]; then
+	if [ "${name%-slowpath}" != "$name" ]; then
+		mbox=("$TOP/bench/slowpath-diag.patch")
+		n=${name%-slowpath}
+		onto=$(git rev-list --reverse base..series | sed -n "${n#p}p")
+		[ -n "$onto" ] || die "bench kernel $name: the series has fewer than ${n#p} patches"
+	elif [ "$name" = range ]; then
 		mbox=("$TOP/bench/range-walk.patch")
 	elif [ "$name" = prefault ] || [ "$name" = elide ]; then
 		mbox=("$TOP/bench/$name.patch")
@@ -64,7 +71,7 @@ range | v1 | prefault | elide | hfence)
 		}
 	rev=$(git rev-parse HEAD)
 	;;
-*) die "unknown bench kernel '$name' (base, series, pN, range, v1, prefault, elide or hfence)" ;;
+*) die "unknown bench kernel '$name' (base, series, pN, range, v1, prefault, elide, hfence or pN-slowpath)" ;;
 esac
 git checkout -q --detach "$rev"
 stage "building bench kernel $name ($variant): $(git log -1 --format='%h %s')"

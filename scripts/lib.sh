@@ -33,6 +33,11 @@ VERSION=3
 # the postings (Documentation/process/security-bugs.rst); the postings
 # wait until the security team agrees to their publication.
 SECURITY_FIRST=("RISC-V: KVM: Keep the dirty-log write fast path off pages the host does not let the guest write")
+# Patches that are not riscv-specific, by subject: 'make mail' also writes
+# each, on its own, to out/mail/0-kvm/, addressed as get_maintainer.pl
+# says for it alone (KVM's maintainer and kvm@vger.kernel.org), so that it
+# can be taken without the riscv postings.
+GENERIC_ALONE=("KVM: Documentation: Correct the mmu_lock comment")
 
 # posting_ref NAME: the branch that ends posting NAME.
 posting_ref() {

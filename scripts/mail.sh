@@ -69,14 +69,21 @@ for posting in "${POSTINGS[@]}"; do
 		die "git send-email --dry-run failed, see $out/send-email-dry-run.txt"
 done
 
+# alone_patch LIST SUBJECT DIR: writes the re-signed patch with SUBJECT
+# (named in LIST of lib.sh) on its own to DIR and prints its path.
+alone_patch() {
+	local c
+	c=$(git log --format='%H%x09%s' "base..mail-${POSTINGS[-1]}" | awk -F '\t' -v s="$2" '$2 == s { print $1 }')
+	[ -n "$c" ] || die "$1: no patch with subject '$2'"
+	mkdir -p "$3"
+	git format-patch --no-base --subject-prefix=PATCH -o "$3" -1 "$c"
+}
+
 # The security fixes on their own, first: to security@kernel.org and the
 # maintainers, no list (SECURITY_FIRST in lib.sh).
 sec=$mail/0-security
-mkdir -p "$sec"
 for subj in "${SECURITY_FIRST[@]}"; do
-	c=$(git log --format='%H%x09%s' "base..mail-${POSTINGS[-1]}" | awk -F '\t' -v s="$subj" '$2 == s { print $1 }')
-	[ -n "$c" ] || die "SECURITY_FIRST: no patch with subject '$subj'"
-	p=$(git format-patch --no-base --subject-prefix=PATCH -o "$sec" -1 "$c")
+	p=$(alone_patch SECURITY_FIRST "$subj" "$sec")
 	cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --no-l --no-r "$p" | paste -sd, -)
 	sed -i "0,/^Subject: /s//To: security@kernel.org\nCc: $cc\nSubject: /" "$p"
 	# As it is to be sent: the header's To/Cc, none of the body's Cc:
@@ -85,6 +92,19 @@ for subj in "${SECURITY_FIRST[@]}"; do
 		"$p" >>"$sec/send-email-dry-run.txt" 2>&1 ||
 		die "git send-email --dry-run failed, see $sec/send-email-dry-run.txt"
 done
+
+# The patches that are not riscv-specific on their own too (GENERIC_ALONE
+# in lib.sh), each to the maintainers and lists of what it touches.
+gen=$mail/0-kvm
+for subj in "${GENERIC_ALONE[@]}"; do
+	p=$(alone_patch GENERIC_ALONE "$subj" "$gen")
+	to=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --m "$p" | sed -n '1p')
+	cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback "$p" | sed '1d' | paste -sd, -)
+	sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
+	git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \
+		"$p" >>"$gen/send-email-dry-run.txt" 2>&1 ||
+		die "git send-email --dry-run failed, see $gen/send-email-dry-run.txt"
+done
 n=$(find "$mail" -name '*.patch' | wc -l)
-echo "mail: $n files in ${#POSTINGS[@]} postings and $sec in $mail, signed by $name <$email>"
+echo "mail: $n files in ${#POSTINGS[@]} postings, $sec and $gen in $mail, signed by $name <$email>"
 echo "mail: first 'git send-email --suppress-cc=bodycc $sec/*.patch'; the postings once the security team agrees"

@@ -64,13 +64,15 @@ else
 	echo "PASS mail/security ${#SECURITY_FIRST[@]} patch(es) to security@kernel.org and the maintainers, no list"
 fi
 
-# The generic patches go on their own to kvm@, without the riscv lists.
+# The generic patches go to kvm@ on their own too: a [PATCH] of its own,
+# not a patch of a posting.
 rcpt=$(grep '^RCPT TO:' "$OUT/mail/0-kvm/send-email-dry-run.txt" 2>/dev/null | tr '\n' ' ' || true)
 ngen=$(find "$OUT/mail/0-kvm" -name '*.patch' | wc -l)
-if [ "${#GENERIC_ALONE[@]}" -ne "$ngen" ]; then
-	echo "FAIL mail/generic: $ngen patches in out/mail/0-kvm, want ${#GENERIC_ALONE[@]}"
-elif [[ $rcpt != *'<kvm@vger.kernel.org>'* ]] || grep -qE 'kvm-riscv@|linux-riscv@' <<<"$rcpt"; then
-	echo "FAIL mail/generic: out/mail/0-kvm is not sent to kvm@vger.kernel.org alone: $rcpt"
+nalone=$(grep -l '^Subject: \[PATCH\] ' "$OUT"/mail/0-kvm/*.patch 2>/dev/null | wc -l)
+if [ "${#GENERIC_ALONE[@]}" -ne "$ngen" ] || [ "$nalone" -ne "$ngen" ]; then
+	echo "FAIL mail/generic: $ngen patches in out/mail/0-kvm ($nalone alone), want ${#GENERIC_ALONE[@]}"
+elif [[ $rcpt != *'<kvm@vger.kernel.org>'* ]] || [[ $rcpt == *'<kvm-riscv@'* ]]; then
+	echo "FAIL mail/generic: out/mail/0-kvm does not go to kvm@vger.kernel.org on its own: $rcpt"
 else
-	echo "PASS mail/generic ${#GENERIC_ALONE[@]} patch(es) on their own to kvm@vger.kernel.org, no riscv list"
+	echo "PASS mail/generic ${#GENERIC_ALONE[@]} patch(es) alone to kvm@vger.kernel.org and their maintainers"
 fi

@@ -101,7 +101,7 @@ for subj in "${GENERIC_ALONE[@]}"; do
 	to=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --m "$p" | sed -n '1p')
 	cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback "$p" | sed '1d' | paste -sd, -)
 	sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
-	git send-email --dry-run --confirm=never --suppress-cc=all --to="$to" \
+	git send-email --dry-run --confirm=never --suppress-cc=bodycc \
 		"$p" >>"$gen/send-email-dry-run.txt" 2>&1 ||
 		die "git send-email --dry-run failed, see $gen/send-email-dry-run.txt"
 done

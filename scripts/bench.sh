@@ -119,6 +119,8 @@ else
 					# bench/slowpath-diag.patch: faults that took the slow path.
 					/(kvmstat|hfence-diag|slowpath-diag): / { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_0-9]+=[0-9]+$/) { split($i, kv, "="); out(kv[1], 0, kv[2]) } }
 					/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
+					# dirty_log_thp_test: the pass with dirty logging, the one after.
+					/Pass [0-9]+ \((with|after) dirty logging\): / { v = $NF; sub("s$", "", v); out($0 ~ /with/ ? "thp_logged_s" : "thp_after_s", 0, v) }
 					/ager: [0-9]+ (aging|page_idle) passes/ { a = $0; sub(/.*ager: /, "", a); split(a, g, " "); out("agings", 0, g[1])
 						# "aging A s of T s": the share of the run spent aging.
 						if (match($0, /aging [0-9.]+ s of [0-9.]+ s/)) { split(substr($0, RSTART, RLENGTH), g, " "); if (g[5] > 0) out("aging_share", 0, g[2] / g[5]) } }

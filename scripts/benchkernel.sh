@@ -17,7 +17,7 @@
 #                 patch before it (every new leaf fenced on every vCPU),
 #                 with counters: bench/hfence-diag.patch (bench only)
 #   pN-slowpath   pN with bench/slowpath-diag.patch (bench only): counts
-#                 the faults that take the slow path (N >= 28)
+#                 the faults that take the slow path (N >= 29)
 # Every kernel is built in out/linux and out/build/series-VARIANT, one
 # commit after the other, so each build after the first is incremental;
 # branch series is checked out again at the end.

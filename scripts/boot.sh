@@ -6,7 +6,7 @@
 # extra cpio archives ADDON_RD (space-separated paths) and the test plan
 # file PLAN, always under a timeout, then judge the run: every
 # KTAP result, the plan's count, the guest's isa line against the model,
-# a clean power-off, and a console free of
+# /dev/kvm, a clean power-off, and a console free of
 # WARN/BUG/Oops/KASAN/lockdep/RCU/hung-task reports.
 # Writes out/logs/ID.log (console) and out/results/ID.tsv (one line a
 # check: pass|fail|skip, name, detail); exits non-zero on any failure.
@@ -92,6 +92,14 @@ elif why=$(model_check "$model" "$isa"); then
 	result pass "$id/cpu-model" "$model (-cpu $cpu): $isa"
 else
 	result fail "$id/cpu-model" "asked for $model (-cpu $cpu), the guest's isa line $why: $isa"
+fi
+
+# KVM itself: without /dev/kvm every KVM selftest skips, which must not
+# pass as a run.
+if grep -q '^# /dev/kvm is missing' "$log"; then
+	result fail "$id/kvm" "the guest has no /dev/kvm: every KVM test skipped (see $log)"
+else
+	result pass "$id/kvm" "/dev/kvm present"
 fi
 
 # The run itself: power-off and a clean console.

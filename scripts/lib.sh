@@ -25,7 +25,7 @@ BASE_DATE="2026-11-15T22:30:00Z"
 # output; its cover letter's text is cover/NAME.txt). In out/linux,
 # branch posting/NAME ends each posting but the last, which ends at
 # branch series.
-POSTINGS=(1-fixes 2-infra 3-perf 4-walker 5-migrate)
+POSTINGS=(1-fixes 2-infra 3-walker 4-perf 5-migrate)
 VERSION=3
 # Patches that let a guest write host memory, by subject: 'make mail'
 # also writes each, on its own, to out/mail/0-security/, addressed to

@@ -178,7 +178,7 @@ typedef struct cpumask {
 /* Runs @func once, as a broadcast: a local flush in it counts as remote. */
 void on_each_cpu_mask(const struct cpumask *mask, void (*func)(void *info),
 		      void *info, int wait);
-/* Trees before 3-perf/0012 flush on every online hart: count them as a mask. */
+/* Trees before 4-perf/0009 flush on every online hart: count them as a mask. */
 #define on_each_cpu(func, info, wait) on_each_cpu_mask(NULL, func, info, wait)
 extern unsigned long shim_rcu_deferred;
 

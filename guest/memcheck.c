@@ -13,7 +13,9 @@
  * -i prints a progress line at the end of a pass at most every SECONDS
  * (default 1; 0: every pass).
  *
- * Output: "MEMCHECK pass P ok" lines; on a mismatch, up to 16
+ * Output: "MEMCHECK pass P ok longest_ms=L" lines, L the longest pass
+ * since the previous line: a guest that stalls (its vCPU waiting in the
+ * host) shows there; on a mismatch, up to 16
  * "MEMCHECK ERROR page N holds X, expected Y" lines, the rest of the pass
  * is only checked, then "MEMCHECK FAIL pass P: B bad pages" and exit 1.
  */
@@ -78,7 +80,7 @@ static void usage(void)
 
 int main(int argc, char **argv)
 {
-	double interval = 1, start, last;
+	double interval = 1, longest = 0, start, last, begin, end;
 	unsigned long rate = 0, written = 0;
 	size_t pages, i;
 	uint64_t pass, *mem;
@@ -112,6 +114,7 @@ int main(int argc, char **argv)
 	start = now();
 	last = start;
 	for (pass = 1;; pass++) {
+		begin = now();
 		for (i = 0; i < pages; i++) {
 			uint64_t *p = &mem[i * WORDS_PER_PAGE];
 
@@ -127,11 +130,15 @@ int main(int argc, char **argv)
 			if (rate && ++written % RATE_CHUNK == 0)
 				sleep_until(start + (double)written / rate);
 		}
-		if (now() - last >= interval) {
-			last = now();
-			printf("MEMCHECK pass %llu ok\n",
-			       (unsigned long long)pass);
+		end = now();
+		if (end - begin > longest)
+			longest = end - begin;
+		if (end - last >= interval) {
+			last = end;
+			printf("MEMCHECK pass %llu ok longest_ms=%.1f\n",
+			       (unsigned long long)pass, longest * 1000);
 			fflush(stdout);
+			longest = 0;
 		}
 	}
 }

@@ -110,7 +110,7 @@ else
 						out($0 ~ /Writing/ ? "idle_write_s" : "idle_read_s", 0, v) }
 					# guest/migrate: QEMU info migrate figures, memcheck errors.
 					/MIGRATE result=/ { for (i = 1; i <= NF; i++) { split($i, kv, "=")
-						if (kv[1] ~ /^(total_ms|setup_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors|write_pages_per_s|pages_2m_before|pages_2m_cancelled|pages_2m_after)$/) out(kv[1], 0, kv[2])
+						if (kv[1] ~ /^(total_ms|setup_ms|downtime_ms|dirty_syncs|transferred_kib|dst_errors|src_errors|write_pages_per_s|longest_pass_ms|pages_2m_before|pages_2m_cancelled|pages_2m_after)$/) out(kv[1], 0, kv[2])
 						if (kv[1] == "result") out("migrate_failed", 0, kv[2] != "pass") } }
 					# guest/slotzap: the delete or munmap of a populated slot.
 					/slotzap: .* took [0-9.]+ ms/ { out("zap_ms", 0, $(NF - 1)) }

@@ -13,6 +13,9 @@
 #                 KVM_PRE_FAULT_MEMORY wired for pre_fault_memory_test
 #   elide         the series with bench/elide.patch (bench only): no TLB
 #                 flush after clear_flush_young() found a young leaf
+#   lazyfence     the series with bench/lazyfence.patch (bench only): no
+#                 fence after a fault upgrades a leaf (dirty-log and
+#                 Accessed-bit fast paths)
 #   hfence        faults under the read side of mmu_lock without the
 #                 patch before it (every new leaf fenced on every vCPU),
 #                 with counters: bench/hfence-diag.patch (bench only)
@@ -37,7 +40,7 @@ p[1-9] | p[1-9][0-9])
 	rev=$(git rev-list --reverse base..series | sed -n "${name#p}p")
 	[ -n "$rev" ] || die "bench kernel $name: the series has fewer than ${name#p} patches"
 	;;
-range | v1 | prefault | elide | hfence | p[1-9]-slowpath | p[1-9][0-9]-slowpath)
+range | v1 | prefault | elide | lazyfence | hfence | p[1-9]-slowpath | p[1-9][0-9]-slowpath)
 	onto=base
 	if [ "${name%-slowpath}" != "$name" ]; then
 		mbox=("$TOP/bench/slowpath-diag.patch")
@@ -46,7 +49,7 @@ range | v1 | prefault | elide | hfence | p[1-9]-slowpath | p[1-9][0-9]-slowpath)
 		[ -n "$onto" ] || die "bench kernel $name: the series has fewer than ${n#p} patches"
 	elif [ "$name" = range ]; then
 		mbox=("$TOP/bench/range-walk.patch")
-	elif [ "$name" = prefault ] || [ "$name" = elide ]; then
+	elif [ "$name" = prefault ] || [ "$name" = elide ] || [ "$name" = lazyfence ]; then
 		mbox=("$TOP/bench/$name.patch")
 		onto=series
 	elif [ "$name" = hfence ]; then

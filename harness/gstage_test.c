@@ -404,20 +404,13 @@ static bool full_check(struct env *e)
  * Every hfence is for the VM's VMID, or for all. A change that takes
  * something away (a permission, a leaf) is covered by a flush of every hart
  * or of the whole VMID. One that only sets bits is covered by any flush, the
- * faulting hart's own fence included; with Svvptc a new leaf needs none, nor
- * does a fault's upgrade (a hart that kept the old entry faults and fences
- * itself). Only a fence of this hart may come without a change: a fault that
- * found nothing to change.
+ * faulting hart's own fence included, and a new leaf with Svvptc by none. Only a fence of this hart
+ * may come without a change: a fault that found nothing to change.
  */
 static bool check_hfences(struct env *e)
 {
 	unsigned long i, j, n = min(shim_nr_flushes, SHIM_MAX_FLUSH);
 	struct shim_flush *f = shim_flushes;
-	bool fault = false;
-
-#ifdef KVM_GSTAGE_FLAGS_FAULT
-	fault = e->gs.flags & KVM_GSTAGE_FLAGS_FAULT;
-#endif
 
 	for (j = 0; j < n; j++)
 		if (!CHECKF(f[j].vmid == 7 || f[j].vmid == SHIM_VMID_ALL,
@@ -428,7 +421,7 @@ static bool check_hfences(struct env *e)
 	for (i = 0; i < (unsigned long)m.nchg; i++) {
 		bool up = m.chg[i].upgrade;
 
-		if (up && (m.chg[i].install || fault) && shim_svvptc)
+		if (up && m.chg[i].install && shim_svvptc)
 			continue;
 		for (j = 0; j < n; j++)
 			if ((up || !f[j].local) &&

@@ -14,8 +14,8 @@
 #   elide         the series with bench/elide.patch (bench only): no TLB
 #                 flush after clear_flush_young() found a young leaf
 #   lazyfence     the series with bench/lazyfence.patch (bench only): no
-#                 fence after a fault upgrades a leaf on a hart without
-#                 Svvptc either (dirty-log and Accessed-bit fast paths)
+#                 fence after a fault upgrades a leaf (dirty-log and
+#                 Accessed-bit fast paths)
 #   hfence        faults under the read side of mmu_lock without the
 #                 patch before it (every new leaf fenced on every vCPU),
 #                 with counters: bench/hfence-diag.patch (bench only)

@@ -42,6 +42,20 @@ for posting in "${POSTINGS[@]}"; do
 	git branch -f "mail-$posting" HEAD
 done
 
+# address PATCH...: adds to each PATCH a To: header, the first maintainer
+# that get_maintainer.pl names for them all, and a Cc: header, the others
+# it names (reviewers and lists included); prints the To: address.
+address() {
+	local who to cc p
+	who=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback "$@")
+	to=$(sed -n 1p <<<"$who")
+	cc=$(sed 1d <<<"$who" | paste -sd, -)
+	for p in "$@"; do
+		sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
+	done
+	echo "$to"
+}
+
 # One folder a posting, as in patches/, each with its own To/Cc from
 # get_maintainer.pl and a git send-email --dry-run.
 [ -x "$(git --exec-path)/git-send-email" ] || die "git send-email is missing: run 'make deps' (git-email)"
@@ -53,13 +67,7 @@ for posting in "${POSTINGS[@]}"; do
 		format-patch -q --cover-letter --cover-from-description=subject --no-base \
 		--subject-prefix="PATCH v$VERSION" -o "$out" "$from..mail-$posting"
 	from=mail-$posting
-	to=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --m "$out"/0*.patch |
-		sed -n '1p')
-	cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback "$out"/0*.patch |
-		sed '1d' | paste -sd, -)
-	for p in "$out"/*.patch; do
-		sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
-	done
+	to=$(address "$out"/*.patch)
 	pats=("$out"/[0-9][0-9][0-9][0-9]-*.patch) # the cover letter (0000) first
 	printf '%s\n' "${pats[@]:1}" |
 		xargs -P "$JOBS" -n 4 scripts/checkpatch.pl --strict --quiet --ignore "$CHECKPATCH_IGNORE" ||
@@ -98,9 +106,7 @@ done
 gen=$mail/0-kvm
 for subj in "${GENERIC_ALONE[@]}"; do
 	p=$(alone_patch GENERIC_ALONE "$subj" "$gen")
-	to=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback --m "$p" | sed -n '1p')
-	cc=$(scripts/get_maintainer.pl --no-rolestats --no-git --no-git-fallback "$p" | sed '1d' | paste -sd, -)
-	sed -i "0,/^Subject: /s//To: $to\nCc: $cc\nSubject: /" "$p"
+	address "$p" >/dev/null
 	git send-email --dry-run --confirm=never --suppress-cc=bodycc \
 		"$p" >>"$gen/send-email-dry-run.txt" 2>&1 ||
 		die "git send-email --dry-run failed, see $gen/send-email-dry-run.txt"

@@ -43,7 +43,7 @@ if [ ! -e "$stamp" ] || [ "$src" -nt "$stamp" ]; then
 fi
 
 pkgs=(gcc-riscv64-linux-gnu binutils-riscv64-linux-gnu libc6-dev-riscv64-cross
-      flex bison bc libssl-dev libelf-dev cpio kmod rsync dwarves xz-utils
+      flex bison bc libssl-dev libelf-dev cpio kmod rsync patch dwarves xz-utils
       make gcc git perl python3 build-essential ccache gnuplot-nox
       valgrind liburcu-dev dpkg-dev git-email libmailtools-perl libauthen-sasl-perl python3-docutils python3-ply shellcheck)
 missing=()

@@ -50,4 +50,6 @@ fi
 args=(-s)
 [ "$variant" != min ] || args=(W=1 -s)
 [ -z "${KCHECK:-}" ] || args=(W=1 C=1 CHECK="$KCHECK")
-make -C "$src" O="$obj" CC="$KCC" -j"$JOBS" "${args[@]}" "${targets[@]}"
+# W=1 runs kernel-doc on every file: with Debian's python3, not a
+# version manager's shim on PATH (a second a call).
+make -C "$src" O="$obj" CC="$KCC" PYTHON3=/usr/bin/python3 -j"$JOBS" "${args[@]}" "${targets[@]}"

@@ -32,7 +32,8 @@ VERSION=3
 # security@kernel.org and the maintainers but no list, to be sent before
 # the postings (Documentation/process/security-bugs.rst); the postings
 # wait until the security team agrees to their publication.
-SECURITY_FIRST=("RISC-V: KVM: Keep the dirty-log write fast path off pages the host does not let the guest write")
+SECURITY_FIRST=("RISC-V: KVM: Keep the dirty-log write fast path off pages the host does not let the guest write"
+	"RISC-V: KVM: Handle fence requests with preemption disabled")
 # Patches that are not riscv-specific, by subject: 'make mail' also writes
 # each, on its own, to out/mail/0-kvm/, addressed as get_maintainer.pl
 # says for it alone (KVM's maintainer and kvm@vger.kernel.org), so that it

@@ -82,7 +82,7 @@ run_stage modcycle "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/modcycl
 # The whole matrix took 6 min on this kernel (access_tracking_mthp64k
 # 93 s, dirty_log_test 57 s, and mmu_stress_test alone 358 s): too long
 # for CI's time.
-dbg_only=dirty_log_perf_test,dirty_log_page_splitting_test,dirty_log_zero_page_test,dirty_log_idle_aging,dirty_log_thp_test
+dbg_only=dirty_log_perf_test,dirty_log_page_splitting_test,dirty_log_zero_page_test,dirty_log_idle_aging,dirty_log_thp_test,dirty_log_reclaim_test
 dbg_only+=,dirty_log_hugetlb_64kb,demand_paging_test,demand_paging_hugetlb_64kb,kvm_page_table_test
 dbg_only+=,memslot_modification_stress_test
 KCMDLINE=only=$dbg_only run_stage matrix-debug-smp2-rva23 "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/matrix.plan" 2 rva23

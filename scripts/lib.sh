@@ -26,14 +26,15 @@ BASE_DATE="2026-11-15T22:30:00Z"
 # branch posting/NAME ends each posting but the last, which ends at
 # branch series.
 POSTINGS=(1-fixes 2-infra 3-walker 4-perf 5-migrate)
-VERSION=3
-# Patches that let a guest write host memory, by subject: 'make mail'
+VERSION=4
+# Patches that let a guest reach host memory, by subject: 'make mail'
 # also writes each, on its own, to out/mail/0-security/, addressed to
 # security@kernel.org and the maintainers but no list, to be sent before
 # the postings (Documentation/process/security-bugs.rst); the postings
 # wait until the security team agrees to their publication.
 SECURITY_FIRST=("RISC-V: KVM: Keep the dirty-log write fast path off pages the host does not let the guest write"
-	"RISC-V: KVM: Handle fence requests with preemption disabled")
+	"RISC-V: KVM: Handle fence requests with preemption disabled"
+	"RISC-V: KVM: Enter the guest only with the VM's current VMID in hgatp")
 # Patches that are not riscv-specific, by subject: 'make mail' also writes
 # each, on its own, to out/mail/0-kvm/, addressed as get_maintainer.pl
 # says for it alone (KVM's maintainer and kvm@vger.kernel.org), so that it

@@ -19,6 +19,7 @@ unsigned long shim_hgatp, shim_hgatp_max_mode, shim_rcu_deferred;
 long shim_pages_in_use, shim_pgtable_pages;
 struct shim_flush shim_flushes[SHIM_MAX_FLUSH];
 unsigned long shim_nr_flushes, shim_nr_flush_all, shim_flush_all_seq;
+unsigned long shim_flush_every_seq;
 
 static unsigned long mem_used; /* bump allocator, in pages */
 static struct list_head free_list = LIST_HEAD_INIT(free_list);
@@ -216,6 +217,11 @@ void rcu_read_lock(void)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
+int rcu_read_lock_held(void)
+{
+	return rcu_depth > 0;
+}
+
 void rcu_read_unlock(void)
 {
 	if (!--rcu_depth)
@@ -230,6 +236,17 @@ void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head))
 		container_of(head, struct page, rcu_head)->unlink_seq =
 			container_of(rcu_running, struct page, rcu_head)
 				->unlink_seq;
+#ifdef SHIM_CHECKS
+	/*
+	 * A table is queued only once every hart that may have cached it
+	 * flushed every VMID since it was unlinked.
+	 */
+	if (!rcu_running) {
+		struct page *page = container_of(head, struct page, rcu_head);
+
+		WARN_ON(page->unlink_seq && shim_flush_every_seq < page->unlink_seq);
+	}
+#endif
 	head->func = func;
 	head->next = NULL;
 	head->gp = __atomic_add_fetch(&rcu_gp, 1, __ATOMIC_SEQ_CST);
@@ -329,6 +346,12 @@ void kvm_riscv_local_hfence_gvma_vmid_all(unsigned long vmid)
 	record_flush(true, vmid, 0, 0, 0);
 }
 
+void kvm_riscv_hfence_gvma_vmid_all(struct kvm *kvm, unsigned long hbase,
+				    unsigned long hmask, unsigned long vmid)
+{
+	record_flush(false, vmid, 0, 0, 0);
+}
+
 /* Without SBI NACL, as here: the local fence of @gpsz at @gpa, or all. */
 void kvm_riscv_fault_hfence_gvma_vmid(unsigned long vmid, gpa_t gpa,
 				      gpa_t gpsz, unsigned long order)
@@ -343,6 +366,8 @@ void kvm_flush_remote_tlbs(struct kvm *kvm)
 
 void kvm_riscv_local_hfence_gvma_all(void)
 {
+	if (shim_ipi)
+		shim_flush_every_seq = ++shim_seq;
 	shim_nr_flush_all++;
 	record_flush(true, SHIM_VMID_ALL, 0, 0, 0);
 }

@@ -29,6 +29,7 @@ typedef u64 gfn_t;
 typedef u64 phys_addr_t;
 
 #define __init
+#define U32_MAX 0xffffffffU
 #define __ro_after_init
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
@@ -69,6 +70,10 @@ struct list_head {
 		&(name), &(name) \
 	}
 #define LIST_HEAD(name) struct list_head name = LIST_HEAD_INIT(name)
+static inline void INIT_LIST_HEAD(struct list_head *list)
+{
+	list->next = list->prev = list;
+}
 #define list_entry(ptr, type, member) container_of(ptr, type, member)
 #define list_for_each_entry_safe(pos, n, head, member)                  \
 	for (pos = list_entry((head)->next, __typeof__(*pos), member),  \
@@ -143,9 +148,13 @@ extern void (*shim_try_cmpxchg_hook)(unsigned long *ptr, unsigned long new);
 		__typeof__(*(ptr)) __n = (n);                        \
 		if (shim_try_cmpxchg_hook)                           \
 			shim_try_cmpxchg_hook((ptr), __n);           \
-		__atomic_compare_exchange_n((ptr), (po), __n, false, \
-					    __ATOMIC_SEQ_CST,        \
-					    __ATOMIC_RELAXED);       \
+		__typeof__(*(ptr)) __old = *(po);                    \
+		bool __ok = __atomic_compare_exchange_n(             \
+			(ptr), (po), __n, false, __ATOMIC_SEQ_CST,   \
+			__ATOMIC_RELAXED);                           \
+		if (__ok)                                            \
+			shim_note_unlink(__old, __n);                \
+		__ok;                                                \
 	})
 static inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
 {
@@ -171,6 +180,8 @@ void rcu_read_unlock(void);
 void call_rcu(struct rcu_head *head, void (*func)(struct rcu_head *head));
 void shim_rcu_poll(bool wait);
 #define rcu_barrier() shim_rcu_poll(true)
+int rcu_read_lock_held(void);
+#define RCU_LOCKDEP_WARN(cond, what) WARN_ON(cond)
 /* The harts that loaded a vCPU; the tests' harts all have. */
 typedef struct cpumask {
 	unsigned long bits;
@@ -391,6 +402,23 @@ struct kvm {
 	struct kvm_vm_stat stat;
 };
 
+/* The vCPU stats that gstage.c updates for a fault, if the tree has them. */
+struct kvm_vcpu {
+	struct {
+		u64 gstage_fault_spurious;
+		u64 gstage_fence_local;
+	} stat;
+};
+
+struct kvm_memory_slot {
+	gfn_t base_gfn;
+	unsigned long npages;
+};
+
+/* mmu.c's, for kvm_riscv_gstage_recover_huge(): the test defines it. */
+bool kvm_riscv_mmu_host_maps_huge(struct kvm *kvm, const struct kvm_memory_slot *slot,
+				  gpa_t gpa, gpa_t size);
+
 /* The tests hold their own locks; lockdep is not simulated. */
 #define lockdep_assert_held(lock) ((void)(lock))
 #define lockdep_assert_held_write(lock) ((void)(lock))
@@ -424,6 +452,8 @@ struct shim_flush {
 #define SHIM_MAX_FLUSH 4096
 extern struct shim_flush shim_flushes[SHIM_MAX_FLUSH];
 extern unsigned long shim_nr_flushes, shim_nr_flush_all, shim_flush_all_seq;
+/* The last flush of every VMID on every hart (an IPI's local one too). */
+extern unsigned long shim_flush_every_seq;
 /* The VMID an hfence of every VMID records. */
 #define SHIM_VMID_ALL (~0UL)
 /* Table pages freed outside RCU callbacks: never linked (shim.c). */
@@ -441,6 +471,8 @@ void kvm_riscv_hfence_gvma_vmid_gpa(struct kvm *kvm, unsigned long hbase,
 				    unsigned long hmask, gpa_t gpa, gpa_t gpsz,
 				    unsigned long order, unsigned long vmid);
 void kvm_riscv_local_hfence_gvma_vmid_all(unsigned long vmid);
+void kvm_riscv_hfence_gvma_vmid_all(struct kvm *kvm, unsigned long hbase,
+				    unsigned long hmask, unsigned long vmid);
 void kvm_riscv_fault_hfence_gvma_vmid(unsigned long vmid, gpa_t gpa,
 				      gpa_t gpsz, unsigned long order);
 void kvm_flush_remote_tlbs(struct kvm *kvm);

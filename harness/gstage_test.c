@@ -2106,6 +2106,8 @@ static const struct {
 #endif
 #ifdef HAVE_AGE_RANGE
 	{ "age_partial_huge", test_age_partial_huge },
+#endif
+#ifdef HAVE_LOCKLESS_AGE
 	{ "race_age_lockless", test_race_age },
 #endif
 #ifdef KVM_GSTAGE_FLAGS_SHARED

@@ -114,10 +114,8 @@ else
 						if (kv[1] == "result") out("migrate_failed", 0, kv[2] != "pass") } }
 					# guest/slotzap: the delete or munmap of a populated slot.
 					/slotzap: .* took [0-9.]+ ms/ { out("zap_ms", 0, $(NF - 1)) }
-					# guest/kvmstat: G-stage fault and fence counters;
-					# bench/hfence-diag.patch: where faults spend their time;
-					# bench/slowpath-diag.patch: faults that took the slow path.
-					/(kvmstat|hfence-diag|slowpath-diag): / { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_0-9]+=[0-9]+$/) { split($i, kv, "="); out(kv[1], 0, kv[2]) } }
+					# guest/kvmstat: G-stage fault and fence counters.
+					/kvmstat: / { for (i = 1; i <= NF; i++) if ($i ~ /^[a-z_0-9]+=[0-9]+$/) { split($i, kv, "="); out(kv[1], 0, kv[2]) } }
 					/Overall demand paging rate/ { out("pages_per_s", 0, $(NF - 1)) }
 					# dirty_log_thp_test: the pass with dirty logging, the one after.
 					/Pass [0-9]+ \((with|after) dirty logging\): / { v = $NF; sub("s$", "", v); out($0 ~ /with/ ? "thp_logged_s" : "thp_after_s", 0, v) }

@@ -11,16 +11,6 @@
 #                 repository held it at commit $V1_REV
 #   prefault      the series with bench/prefault.patch (test only):
 #                 KVM_PRE_FAULT_MEMORY wired for pre_fault_memory_test
-#   elide         the series with bench/elide.patch (bench only): no TLB
-#                 flush after clear_flush_young() found a young leaf
-#   lazyfence     the series with bench/lazyfence.patch (bench only): no
-#                 fence after a fault upgrades a leaf (dirty-log and
-#                 Accessed-bit fast paths)
-#   hfence        faults under the read side of mmu_lock without the
-#                 patch before it (every new leaf fenced on every vCPU),
-#                 with counters: bench/hfence-diag.patch (bench only)
-#   pN-slowpath   pN with bench/slowpath-diag.patch (bench only): counts
-#                 the faults that take the slow path (N >= 29)
 # Every kernel is built in out/linux and out/build/series-VARIANT, one
 # commit after the other, so each build after the first is incremental;
 # branch series is checked out again at the end.
@@ -40,22 +30,13 @@ p[1-9] | p[1-9][0-9])
 	rev=$(git rev-list --reverse base..series | sed -n "${name#p}p")
 	[ -n "$rev" ] || die "bench kernel $name: the series has fewer than ${name#p} patches"
 	;;
-range | v1 | prefault | elide | lazyfence | hfence | p[1-9]-slowpath | p[1-9][0-9]-slowpath)
+range | v1 | prefault)
 	onto=base
-	if [ "${name%-slowpath}" != "$name" ]; then
-		mbox=("$TOP/bench/slowpath-diag.patch")
-		n=${name%-slowpath}
-		onto=$(git rev-list --reverse base..series | sed -n "${n#p}p")
-		[ -n "$onto" ] || die "bench kernel $name: the series has fewer than ${n#p} patches"
-	elif [ "$name" = range ]; then
+	if [ "$name" = range ]; then
 		mbox=("$TOP/bench/range-walk.patch")
-	elif [ "$name" = prefault ] || [ "$name" = elide ] || [ "$name" = lazyfence ]; then
+	elif [ "$name" = prefault ]; then
 		mbox=("$TOP/bench/$name.patch")
 		onto=series
-	elif [ "$name" = hfence ]; then
-		mbox=("$TOP/bench/hfence-diag.patch")
-		onto=$(git log --format=%H --grep='^RISC-V: KVM: Handle G-stage faults with mmu_lock held for read$' base..series)
-		[ -n "$onto" ] || die "bench kernel hfence: the series has no read-side fault patch"
 	else
 		v1=$OUT/bench/v1-patches
 		rm -rf "$v1"
@@ -74,7 +55,7 @@ range | v1 | prefault | elide | lazyfence | hfence | p[1-9]-slowpath | p[1-9][0-
 		}
 	rev=$(git rev-parse HEAD)
 	;;
-*) die "unknown bench kernel '$name' (base, series, pN, range, v1, prefault, elide, hfence or pN-slowpath)" ;;
+*) die "unknown bench kernel '$name' (base, series, pN, range, v1 or prefault)" ;;
 esac
 git checkout -q --detach "$rev"
 stage "building bench kernel $name ($variant): $(git log -1 --format='%h %s')"

@@ -25,7 +25,7 @@ BASE_DATE="2026-11-15T22:30:00Z"
 # output; its cover letter's text is cover/NAME.txt). In out/linux,
 # branch posting/NAME ends each posting but the last, which ends at
 # branch series.
-POSTINGS=(1-fixes 2-infra 3-walker 4-perf 5-migrate)
+POSTINGS=(1-fixes 2-walker 3-lifetime 4-faults 5-huge)
 VERSION=4
 # Patches that let a guest reach host memory, by subject: 'make mail'
 # also writes each, on its own, to out/mail/0-security/, addressed to
@@ -39,7 +39,8 @@ SECURITY_FIRST=("RISC-V: KVM: Keep the dirty-log write fast path off pages the h
 # each, on its own, to out/mail/0-kvm/, addressed as get_maintainer.pl
 # says for it alone (KVM's maintainer and kvm@vger.kernel.org), so that it
 # can be taken without the riscv postings.
-GENERIC_ALONE=("KVM: Documentation: Correct the mmu_lock comment")
+GENERIC_ALONE=("KVM: Documentation: Correct the mmu_lock comment"
+	"KVM: selftests: Run dirty_log_page_splitting_test on riscv")
 
 # posting_ref NAME: the branch that ends posting NAME.
 posting_ref() {

@@ -249,6 +249,7 @@ static inline void *pfn_to_virt(unsigned long pfn)
 
 void free_page(unsigned long addr);
 void __free_pages(struct page *page, unsigned int order);
+#define __free_page(page) __free_pages(page, 0)
 #define put_page(page) free_page((unsigned long)page_address(page))
 
 /* Table pages accounted by gstage.c (and the root, by the test). */
@@ -370,6 +371,7 @@ struct kvm_arch {
 };
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define BUILD_BUG_ON(cond) _Static_assert(!(cond), #cond)
 
 typedef struct {
 	long counter;

@@ -536,6 +536,7 @@ static bool prop_map(struct env *e)
 	unsigned long prot = _PAGE_BASE | _PAGE_READ | (ro ? 0 : W) |
 			     (x ? _PAGE_EXEC : 0);
 	unsigned long old = model_get(gpa, &ol), at;
+	bool split;
 
 #ifdef set_host_writable
 	/*
@@ -577,11 +578,22 @@ static bool prop_map(struct env *e)
 		hpa += PMD_SIZE;
 	csz = lsize(old && ol > l ? ol : l);
 	cmp = ALIGN_DOWN(gpa, csz);
-	if (old && ol > l) {
+	split = old && ol > l;
+	if (split) {
 		model_split(gpa, l);
 		old = model_get(gpa, &ol);
 	}
-	/* A leaf of another page is replaced: see the CoW copy above. */
+	/*
+	 * A leaf of another page is replaced: see the CoW copy above. One of
+	 * the page only gains bits where the tree's fault can only add them,
+	 * but for the leaf that a split just made.
+	 */
+#ifdef HAVE_MAP_PROT
+	if (old && !split && (old & _PAGE_PFN_MASK) ==
+		   (pfn_pte(PFN_DOWN(hpa), __pgprot(0)).pte & _PAGE_PFN_MASK))
+		model_set(gpa, ol, old | prot | D, true);
+	else
+#endif
 	if (old)
 		model_set(gpa, ol, (pfn_pte(PFN_DOWN(hpa), __pgprot(0)).pte & _PAGE_PFN_MASK) |
 					   prot | D, true);

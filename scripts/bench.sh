@@ -98,12 +98,16 @@ else
 				fi
 				log=$OUT/logs/$k-$variant-$(basename "$plan" .plan)-smp$smp-$model.log
 				cp "$log" "$dir/$e-$k-round$r.log"
-				# Iteration 1 populates memory: keep iterations 2 and later.
+				# dirty_log_perf_test: iterations 2 and later, and iteration 1
+				# on its own.
 				tr -d '\r' <"$log" | awk -v p="$e,$k,$r" '
 					function out(m, i, v) { print p "," t "," m "," i "," v }
 					/^# START / { t = $3; sub(":", "", t) }
 					/Iteration [0-9]+ dirty memory time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("dirty_s", $3, v) }
 					/Iteration [0-9]+ clear dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("clear_s", $3, v) }
+					/Iteration [0-9]+ get dirty log time/ && $3 > 1 { v = $NF; sub("s$", "", v); out("get_s", $3, v) }
+					# Iteration 1 writes before anything is write-protected or cleaned.
+					/Iteration 1 dirty memory time/ { v = $NF; sub("s$", "", v); out("dirty1_s", 1, v) }
 					/Populate memory time/ { v = $NF; sub("s$", "", v); out("populate_s", 0, v) }
 					# access_tracking_perf_test: each access pass over idle memory.
 					/(Writing to|Reading from) idle memory *:/ { v = $NF; sub("s$", "", v)

@@ -2101,6 +2101,204 @@ out:
 
 #endif
 
+#ifdef HAVE_DBIT
+/*
+ * Dirty logging by the D bit (kvm_riscv_gstage_clean_masked(),
+ * kvm_riscv_gstage_harvest(), an unmap with a dirty_slot), against a hart
+ * that stores as Svadu allows: through a cached writable and dirty entry
+ * without touching the leaf, else setting D with a cmpxchg() that checks W
+ * in memory; without a writable leaf it faults, and the fault maps or
+ * makes the leaf writable and dirty and marks the page before the store,
+ * as mmu.c does. The hart writes a hot set of 64 of the 512 pages that
+ * moves on every round. Each round the main thread, as KVM_GET_DIRTY_LOG
+ * without manual protection, harvests (read side), takes the dirty pages
+ * and cleans them (write side), flushes (the hart acknowledges), and
+ * copies them; before that, an MMU notifier unmaps a page of the last
+ * hot set now and then. Every store made before a round began must be
+ * in a copy by its end, and the last store to each page in the end.
+ */
+#define DBIT_PAGES 512
+#define DBIT_BASE (PUD_SIZE >> PAGE_SHIFT)
+
+struct dbit_race {
+	struct kvm *kvm;
+	pthread_rwlock_t lock;
+	unsigned long mem[DBIT_PAGES];	/* the pages' contents */
+	unsigned long dirty[BITS_TO_LONGS(DBIT_PAGES)];
+	unsigned long epoch, acked;	/* flushes asked for, done */
+	unsigned long round, seen;	/* the hot set's round, the hart's */
+	unsigned long stores, faults;
+	bool stop;
+};
+
+/* A fault as mmu.c takes it: map or make writable, then mark dirty. */
+static void dbit_fault(struct dbit_race *r, struct kvm_mmu_memory_cache *pc,
+		       unsigned long p)
+{
+	gpa_t gpa = gfn_to_gpa(DBIT_BASE + p);
+	struct kvm_gstage_mapping out;
+	struct kvm_gstage gs;
+	pte_t *ptep, old;
+	u32 level;
+
+	pthread_rwlock_rdlock(&r->lock);
+	kvm_riscv_gstage_init(&gs, r->kvm);
+	gs.flags |= KVM_GSTAGE_FLAGS_SHARED;
+	pc->nobjs = r->kvm->arch.pgd_levels;
+	if (kvm_riscv_gstage_get_leaf(&gs, gpa, &ptep, &old, &level)) {
+		while (!(pte_val(old) & _PAGE_WRITE) &&
+		       !try_cmpxchg(&ptep->pte, &old.pte,
+				    pte_val(old) | _PAGE_WRITE | _PAGE_DIRTY))
+			;
+	} else if (gstage_map(&gs, pc, gpa, gpa + (1UL << 40), PAGE_SIZE, false, false,
+			      &out) == -EAGAIN) {
+		pthread_rwlock_unlock(&r->lock);
+		pthread_rwlock_wrlock(&r->lock);
+		gs.flags &= ~KVM_GSTAGE_FLAGS_SHARED;
+		gstage_map(&gs, pc, gpa, gpa + (1UL << 40), PAGE_SIZE, false, false, &out);
+	}
+	set_bit_le(p, r->dirty);
+	pthread_rwlock_unlock(&r->lock);
+}
+
+static void *dbit_hart(void *arg)
+{
+	struct dbit_race *r = arg;
+	unsigned long seed = 7, tlb[BITS_TO_LONGS(DBIT_PAGES)] = { 0 };
+	struct kvm_mmu_memory_cache pc = { 0 };
+	unsigned long p, pte, round, n;
+	struct kvm_gstage gs;
+	pte_t *ptep, old;
+	u32 level;
+
+	for (n = 0; !__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE); n++) {
+		/* A flush drops every cached entry before it is acknowledged. */
+		if (__atomic_load_n(&r->epoch, __ATOMIC_ACQUIRE) != r->acked) {
+			memset(tlb, 0, sizeof(tlb));
+			__atomic_store_n(&r->acked, r->epoch, __ATOMIC_RELEASE);
+		}
+		round = __atomic_load_n(&r->round, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&r->seen, round, __ATOMIC_RELEASE);
+		p = round % (DBIT_PAGES / 64) * 64 + rnd_next(&seed) % 64;
+		while (!(tlb[p / BITS_PER_LONG] & BIT(p % BITS_PER_LONG))) {
+			kvm_riscv_gstage_init(&gs, r->kvm);
+			rcu_read_lock();
+			if (!kvm_riscv_gstage_get_leaf(&gs, gfn_to_gpa(DBIT_BASE + p), &ptep,
+						       &old, &level) ||
+			    !(pte_val(old) & _PAGE_WRITE)) {
+				rcu_read_unlock();
+				dbit_fault(r, &pc, p);
+				r->faults++;
+				continue;
+			}
+			/* Svadu: set D only if the leaf in memory still allows it. */
+			pte = pte_val(old);
+			if ((pte & _PAGE_DIRTY) ||
+			    __atomic_compare_exchange_n(&ptep->pte, &pte, pte | _PAGE_DIRTY, false,
+							__ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+				tlb[p / BITS_PER_LONG] |= BIT(p % BITS_PER_LONG);
+			rcu_read_unlock();
+		}
+		__atomic_store_n(&r->mem[p], n + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&r->acked, r->epoch, __ATOMIC_RELEASE);
+	r->stores = n;
+	return NULL;
+}
+
+/* The flush before the ioctl returns: the hart drops its entries. */
+static void dbit_flush(struct dbit_race *r, bool hart_runs)
+{
+	unsigned long e = __atomic_add_fetch(&r->epoch, 1, __ATOMIC_ACQ_REL);
+
+	while (hart_runs && __atomic_load_n(&r->acked, __ATOMIC_ACQUIRE) != e)
+		sched_yield();
+}
+
+static void test_race_dbit(unsigned long unused)
+{
+	unsigned long tracked[BITS_TO_LONGS(DBIT_PAGES)] = { 0 };
+	unsigned long idle[BITS_TO_LONGS(DBIT_PAGES)] = { 0 };
+	unsigned long took[BITS_TO_LONGS(DBIT_PAGES)], copied[DBIT_PAGES] = { 0 };
+	unsigned long before[DBIT_PAGES], i, t, w, p, late = 0, bad = 0;
+	struct kvm_memory_slot slot = { .base_gfn = DBIT_BASE, .npages = DBIT_PAGES };
+	static struct dbit_race r;
+	struct kvm_gstage_dbit d = {
+		.base_gfn = DBIT_BASE, .tracked = tracked, .idle = idle, .dirty = r.dirty,
+	};
+	bool last = false;
+	pthread_t hart;
+	struct env e;
+
+	rnd_state = 40;
+	memset(&r, 0, sizeof(r));
+	env_init(&e, 3);
+	r.kvm = &e.kvm;
+	slot.dirty_bitmap = r.dirty;
+	pthread_rwlock_init(&r.lock, NULL);
+	pthread_create(&hart, NULL, dbit_hart, &r);
+	for (i = 1; !last; i++) {
+		last = i > opt_race_iters / 20;
+		if (last) {
+			__atomic_store_n(&r.stop, true, __ATOMIC_RELEASE);
+			pthread_join(hart, NULL);
+		} else {
+			/* Move the hot set on, and let the hart store there. */
+			__atomic_store_n(&r.round, i, __ATOMIC_RELEASE);
+			while (__atomic_load_n(&r.seen, __ATOMIC_ACQUIRE) != i)
+				sched_yield();
+		}
+		/* An MMU notifier unmaps a page of the last hot set. */
+		if (!last && rndn(2)) {
+			pthread_rwlock_wrlock(&r.lock);
+			kvm_riscv_gstage_init(&e.gs, &e.kvm);
+			e.gs.dirty_slot = &slot;
+			p = (i - 1) % (DBIT_PAGES / 64) * 64 + rndn(64);
+			gstage_unmap(&e.gs, gfn_to_gpa(DBIT_BASE + p), PAGE_SIZE, false);
+			pthread_rwlock_unlock(&r.lock);
+			dbit_flush(&r, true);
+		}
+		for (p = 0; p < DBIT_PAGES; p++)
+			before[p] = __atomic_load_n(&r.mem[p], __ATOMIC_ACQUIRE);
+		/* The harvest, with mmu_lock held for read. */
+		pthread_rwlock_rdlock(&r.lock);
+		kvm_riscv_gstage_init(&e.gs, &e.kvm);
+		e.gs.flags |= KVM_GSTAGE_FLAGS_SHARED;
+		d.sweep = rndn(2);
+		kvm_riscv_gstage_harvest(&e.gs, &d, DBIT_BASE, DBIT_BASE + DBIT_PAGES);
+		pthread_rwlock_unlock(&r.lock);
+		/* Take the dirty pages and clean them, with it held for write. */
+		pthread_rwlock_wrlock(&r.lock);
+		kvm_riscv_gstage_init(&e.gs, &e.kvm);
+		for (w = 0; w < BITS_TO_LONGS(DBIT_PAGES); w++) {
+			took[w] = __atomic_exchange_n(&r.dirty[w], 0, __ATOMIC_SEQ_CST);
+			if (!took[w])
+				continue;
+			kvm_riscv_gstage_clean_masked(&e.gs, DBIT_BASE + w * BITS_PER_LONG,
+						      took[w], &t);
+			tracked[w] |= t;
+			idle[w] &= ~t;
+		}
+		pthread_rwlock_unlock(&r.lock);
+		/* The flush, before the ioctl returns; then userspace copies. */
+		dbit_flush(&r, !last);
+		for (w = 0; w < BITS_TO_LONGS(DBIT_PAGES); w++)
+			for_each_set_bit(t, &took[w], BITS_PER_LONG)
+				copied[w * BITS_PER_LONG + t] =
+					__atomic_load_n(&r.mem[w * BITS_PER_LONG + t],
+							__ATOMIC_ACQUIRE);
+		for (p = 0; p < DBIT_PAGES; p++)
+			late += copied[p] < before[p];
+		shim_rcu_poll(false);
+	}
+	for (p = 0; p < DBIT_PAGES; p++)
+		bad += copied[p] != r.mem[p];
+	printf("# %lu rounds, %lu stores, %lu faults; %lu stores not copied in their round, %lu pages not at the end\n",
+	       i - 1, r.stores, r.faults, late, bad);
+	CHECK(op_end(&e) && !late && !bad && r.faults);
+}
+#endif
+
 static const struct {
 	const char *name;
 	void (*fn)(unsigned long arg);
@@ -2131,6 +2329,9 @@ static const struct {
 	{ "race_wp_pt_masked", race_test, true },
 	{ "race_wp_range", race_test, false },
 	{ "race_split_huge", test_race_split_huge },
+#ifdef HAVE_DBIT
+	{ "race_dbit", test_race_dbit },
+#endif
 };
 
 #ifdef GSTAGE_COUNT

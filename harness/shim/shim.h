@@ -161,6 +161,37 @@ static inline bool test_and_clear_bit(long nr, volatile unsigned long *addr)
 	return __atomic_fetch_and(addr, ~BIT(nr), __ATOMIC_SEQ_CST) & BIT(nr);
 }
 
+/* The bitmaps of dirty logging by the D bit; little-endian as riscv. */
+#define BITS_TO_LONGS(n) (((n) + BITS_PER_LONG - 1) / BITS_PER_LONG)
+#define xchg(ptr, n) __atomic_exchange_n((ptr), (n), __ATOMIC_SEQ_CST)
+static inline void set_bit_le(long nr, unsigned long *addr)
+{
+	__atomic_fetch_or(&addr[nr / BITS_PER_LONG], BIT(nr % BITS_PER_LONG),
+			  __ATOMIC_SEQ_CST);
+}
+
+static inline void __clear_bit(long nr, unsigned long *addr)
+{
+	addr[nr / BITS_PER_LONG] &= ~BIT(nr % BITS_PER_LONG);
+}
+
+static inline bool __test_and_set_bit(long nr, unsigned long *addr)
+{
+	bool old = addr[nr / BITS_PER_LONG] & BIT(nr % BITS_PER_LONG);
+
+	addr[nr / BITS_PER_LONG] |= BIT(nr % BITS_PER_LONG);
+	return old;
+}
+
+static inline unsigned long find_next_bit(const unsigned long *addr, unsigned long size,
+					  unsigned long off)
+{
+	for (; off < size; off++)
+		if (addr[off / BITS_PER_LONG] & BIT(off % BITS_PER_LONG))
+			return off;
+	return size;
+}
+
 #define smp_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)
 #define smp_mb() __atomic_thread_fence(__ATOMIC_SEQ_CST)
 #define cpu_relax() __builtin_ia32_pause()
@@ -415,6 +446,7 @@ struct kvm_vcpu {
 struct kvm_memory_slot {
 	gfn_t base_gfn;
 	unsigned long npages;
+	unsigned long *dirty_bitmap;
 };
 
 /* mmu.c's, for kvm_riscv_gstage_recover_huge(): the test defines it. */

@@ -2103,7 +2103,7 @@ out:
 
 #ifdef HAVE_DBIT
 /*
- * Dirty logging by the D bit (kvm_riscv_gstage_clean_masked(),
+ * Dirty logging by the D bit (kvm_riscv_gstage_clean_pt_masked(),
  * kvm_riscv_gstage_harvest(), an unmap with a dirty_slot), against a hart
  * that stores as Svadu allows: through a cached writable and dirty entry
  * without touching the leaf, else setting D with a cmpxchg() that checks W
@@ -2274,8 +2274,8 @@ static void test_race_dbit(unsigned long unused)
 			took[w] = __atomic_exchange_n(&r.dirty[w], 0, __ATOMIC_SEQ_CST);
 			if (!took[w])
 				continue;
-			kvm_riscv_gstage_clean_masked(&e.gs, DBIT_BASE + w * BITS_PER_LONG,
-						      took[w], &t);
+			kvm_riscv_gstage_clean_pt_masked(&e.gs, DBIT_BASE + w * BITS_PER_LONG,
+							 took[w], &t);
 			tracked[w] |= t;
 			idle[w] &= ~t;
 		}

@@ -11,8 +11,6 @@
 #                 repository held it at commit $V1_REV
 #   prefault      the series with bench/prefault.patch (test only):
 #                 KVM_PRE_FAULT_MEMORY wired for pre_fault_memory_test
-#   dbit          the series with bench/dbit.patch (bench only): the
-#                 prototype of dirty logging by the G-stage D bit
 # Every kernel is built in out/linux and out/build/series-VARIANT, one
 # commit after the other, so each build after the first is incremental;
 # branch series is checked out again at the end.
@@ -32,11 +30,11 @@ p[1-9] | p[1-9][0-9])
 	rev=$(git rev-list --reverse base..series | sed -n "${name#p}p")
 	[ -n "$rev" ] || die "bench kernel $name: the series has fewer than ${name#p} patches"
 	;;
-range | v1 | prefault | dbit)
+range | v1 | prefault)
 	onto=base
 	if [ "$name" = range ]; then
 		mbox=("$TOP/bench/range-walk.patch")
-	elif [ "$name" = prefault ] || [ "$name" = dbit ]; then
+	elif [ "$name" = prefault ]; then
 		mbox=("$TOP/bench/$name.patch")
 		onto=series
 	else
@@ -57,7 +55,7 @@ range | v1 | prefault | dbit)
 		}
 	rev=$(git rev-parse HEAD)
 	;;
-*) die "unknown bench kernel '$name' (base, series, pN, range, v1, prefault or dbit)" ;;
+*) die "unknown bench kernel '$name' (base, series, pN, range, v1 or prefault)" ;;
 esac
 git checkout -q --detach "$rev"
 stage "building bench kernel $name ($variant): $(git log -1 --format='%h %s')"

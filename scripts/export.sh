@@ -32,7 +32,7 @@ for posting in "${POSTINGS[@]}"; do
 		git -c branch."$to".description="$(cat "$TOP/cover/$posting.txt"; echo; echo "$IDENTITY_NOTE")" \
 		-c diff.noprefix=false -c format.signature= -c format.useAutoBase=false \
 		format-patch -q --cover-letter --cover-from-description=subject --no-base \
-		--subject-prefix="PATCH v$VERSION" -o "$tmp/$posting" "$from..$to"
+		--subject-prefix="$(posting_prefix "$posting")" -o "$tmp/$posting" "$from..$to"
 	total=$((total + n))
 done
 [ "$(git rev-list --count base..series)" -eq "$total" ] ||

@@ -25,8 +25,10 @@ BASE_DATE="2026-11-15T22:30:00Z"
 # output; its cover letter's text is cover/NAME.txt). In out/linux,
 # branch posting/NAME ends each posting but the last, which ends at
 # branch series.
-POSTINGS=(1-fixes 2-walker 3-lifetime 4-faults 5-huge)
+POSTINGS=(1-fixes 2-walker 3-lifetime 4-faults 5-huge 6-dbit)
 VERSION=4
+# Postings sent as RFCs, a first version each (the others are v$VERSION).
+RFC_POSTINGS=(6-dbit)
 # Patches that let a guest reach host memory, by subject: 'make mail'
 # also writes each, on its own, to out/mail/0-security/, addressed to
 # security@kernel.org and the maintainers but no list, to be sent before
@@ -49,6 +51,15 @@ posting_ref() {
 	else
 		echo "posting/$1"
 	fi
+}
+
+# posting_prefix NAME: the subject prefix of posting NAME's mails.
+posting_prefix() {
+	local p
+	for p in "${RFC_POSTINGS[@]}"; do
+		[ "$p" != "$1" ] || { echo "RFC PATCH"; return; }
+	done
+	echo "PATCH v$VERSION"
 }
 
 # posting_from NAME: where posting NAME starts (the base, or the branch

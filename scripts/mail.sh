@@ -65,7 +65,7 @@ for posting in "${POSTINGS[@]}"; do
 	out=$mail/$posting
 	git -c "branch.mail-$posting.description=$(cat "$TOP/cover/$posting.txt")" \
 		format-patch -q --cover-letter --cover-from-description=subject --no-base \
-		--subject-prefix="PATCH v$VERSION" -o "$out" "$from..mail-$posting"
+		--subject-prefix="$(posting_prefix "$posting")" -o "$out" "$from..mail-$posting"
 	from=mail-$posting
 	to=$(address "$out"/*.patch)
 	pats=("$out"/[0-9][0-9][0-9][0-9]-*.patch) # the cover letter (0000) first

@@ -183,13 +183,16 @@ static inline bool __test_and_set_bit(long nr, unsigned long *addr)
 	return old;
 }
 
-static inline unsigned long find_next_bit(const unsigned long *addr, unsigned long size,
-					  unsigned long off)
+#define BITMAP_FIRST_WORD_MASK(start) (~0UL << ((start) & (BITS_PER_LONG - 1)))
+#define BITMAP_LAST_WORD_MASK(nbits) (~0UL >> (-(nbits) & (BITS_PER_LONG - 1)))
+
+typedef struct {
+	long counter;
+} atomic_long_t;
+
+static inline void atomic_long_or(long i, atomic_long_t *v)
 {
-	for (; off < size; off++)
-		if (addr[off / BITS_PER_LONG] & BIT(off % BITS_PER_LONG))
-			return off;
-	return size;
+	__atomic_fetch_or(&v->counter, i, __ATOMIC_SEQ_CST);
 }
 
 #define smp_wmb() __atomic_thread_fence(__ATOMIC_RELEASE)

@@ -56,10 +56,18 @@ run_stage harness-broken make -s -C "$TOP/harness" KSRC="$KTREE" BUILD="$OUT/har
 KCMDLINE=skip=rseq_test run_stage matrix-min-smp2-default "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 2 default
 KCMDLINE=skip=rseq_test run_stage matrix-min-smp4-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 4 rva23
 run_stage leak-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/leak.plan" 2
+# D-bit logging (the RFC posting) where it applies, and with it off: the
+# same plan under another name (the run's id), with the module parameter
+# off on the kernel command line.
+run_stage dbit-min-default "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/dbit.plan" 2 default
+mkdir -p "$OUT/plans"
+cp "$TOP/guest/plans/dbit.plan" "$OUT/plans/dbit-off.plan"
+KCMDLINE=kvm.dirty_bit_logging=0 run_stage dbit-off-min-default "$TOP/scripts/boot.sh" series min "$OUT/plans/dbit-off.plan" 2 default
+run_stage dbit-min-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/dbit.plan" 2 rva23
 # QEMU/KVM in the test guest live-migrates a Linux guest that checks its
 # own memory (guest/migrate), with the dirty bitmap and the dirty ring.
 run_stage vmm step "$TOP/scripts/vmm.sh" series
-ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz KCMDLINE=only=migrate_bitmap,migrate_ring,migrate_cancel \
+ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz KCMDLINE=only=migrate_bitmap,migrate_ring,migrate_cancel,migrate_idle \
 	run_stage migrate-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/migrate.plan" 2
 ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz KCMDLINE=only=migrate_idle \
 	run_stage migrate-min-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/migrate.plan" 2 rva23

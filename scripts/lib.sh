@@ -42,7 +42,8 @@ SECURITY_FIRST=("RISC-V: KVM: Keep the dirty-log write fast path off pages the h
 # says for it alone (KVM's maintainer and kvm@vger.kernel.org), so that it
 # can be taken without the riscv postings.
 GENERIC_ALONE=("KVM: Documentation: Correct the mmu_lock comment"
-	"KVM: selftests: Run dirty_log_page_splitting_test on riscv")
+	"KVM: selftests: Run dirty_log_page_splitting_test on riscv"
+	"KVM: selftests: Give the guest the random seed that memstress seeds from")
 
 # posting_ref NAME: the branch that ends posting NAME.
 posting_ref() {

@@ -112,6 +112,13 @@ static bool gstage_age(struct kvm_gstage *gs, gpa_t s, gpa_t end, bool test_only
 }
 #endif
 
+/* The masked write-protect; with D-bit logging it may track instead. */
+#ifdef HAVE_DBIT
+#define wp_pt_masked(gs, base, mask) kvm_riscv_gstage_wp_pt_masked(gs, base, mask, NULL)
+#else
+#define wp_pt_masked kvm_riscv_gstage_wp_pt_masked
+#endif
+
 /* A G-stage used by a vCPU's fault: its fences may be local. */
 #ifdef HAVE_FAULT_VCPU
 static __thread struct kvm_vcpu fault_vcpu;
@@ -709,7 +716,7 @@ static bool prop_wp_masked(struct env *e)
 	for (; bits; bits &= bits - 1)
 		model_for_each((base + __ffs(bits)) << PAGE_SHIFT,
 			       (base + __ffs(bits) + 1) << PAGE_SHIFT, wp_fn);
-	ret = kvm_riscv_gstage_wp_pt_masked(&e->gs, base, mask);
+	ret = wp_pt_masked(&e->gs, base, mask);
 	return CHECKF(ret == !!m.nchg, "wp mask %#lx@%#lx returned %d", mask,
 		      base, ret) &&
 	       verify(e, base << PAGE_SHIFT, (base + 64) << PAGE_SHIFT);
@@ -1710,7 +1717,7 @@ static void race_test(unsigned long masked)
 		}
 		hw_round_start(&r.h, rd);
 		if (masked)
-			CHECK(kvm_riscv_gstage_wp_pt_masked(
+			CHECK(wp_pt_masked(
 				&e.gs, gpa0 >> PAGE_SHIFT, ~0UL));
 		else
 			CHECK(kvm_riscv_gstage_wp_range(
@@ -2003,7 +2010,7 @@ static bool tlb_op_wp_masked(struct env *e)
 			t.dirty[2 * i + r] = false;
 		}
 	}
-	if (kvm_riscv_gstage_wp_pt_masked(&e->gs, tlb_gpa(r) >> PAGE_SHIFT,
+	if (wp_pt_masked(&e->gs, tlb_gpa(r) >> PAGE_SHIFT,
 					  mask & GENMASK(31, 0)))
 		kvm_flush_remote_tlbs(&e->kvm);
 	return true;
@@ -2103,7 +2110,8 @@ out:
 
 #ifdef HAVE_DBIT
 /*
- * Dirty logging by the D bit (kvm_riscv_gstage_clean_pt_masked(),
+ * Dirty logging by the D bit (kvm_riscv_gstage_wp_pt_masked() with a
+ * tracked mask,
  * kvm_riscv_gstage_harvest(), an unmap with a dirty_slot), against a hart
  * that stores as Svadu allows: through a cached writable and dirty entry
  * without touching the leaf, else setting D with a cmpxchg() that checks W
@@ -2274,8 +2282,9 @@ static void test_race_dbit(unsigned long unused)
 			took[w] = __atomic_exchange_n(&r.dirty[w], 0, __ATOMIC_SEQ_CST);
 			if (!took[w])
 				continue;
-			kvm_riscv_gstage_clean_pt_masked(&e.gs, DBIT_BASE + w * BITS_PER_LONG,
-							 took[w], &t);
+			t = 0;
+			kvm_riscv_gstage_wp_pt_masked(&e.gs, DBIT_BASE + w * BITS_PER_LONG,
+						      took[w], &t);
 			tracked[w] |= t;
 			idle[w] &= ~t;
 		}
@@ -2395,7 +2404,7 @@ int main(int argc, char **argv)
 			snprintf(name, sizeof(name), "wp_pt_masked/%s/%d%%",
 				 l ? "2M" : "4K", pct[i]);
 			mask = mask_of(pct[i]);
-			MEASURE(name, kvm_riscv_gstage_wp_pt_masked(
+			MEASURE(name, wp_pt_masked(
 					      &e.gs, gpa0 >> PAGE_SHIFT, mask));
 		}
 	}

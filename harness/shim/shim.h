@@ -185,6 +185,7 @@ static inline bool __test_and_set_bit(long nr, unsigned long *addr)
 
 #define BITMAP_FIRST_WORD_MASK(start) (~0UL << ((start) & (BITS_PER_LONG - 1)))
 #define BITMAP_LAST_WORD_MASK(nbits) (~0UL >> (-(nbits) & (BITS_PER_LONG - 1)))
+#define hweight_long(w) ((unsigned long)__builtin_popcountl(w))
 
 typedef struct {
 	long counter;

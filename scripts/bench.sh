@@ -142,8 +142,8 @@ fi
 {
 	echo "# Benchmark $stamp"
 	echo
-	echo "QEMU: $(qemu-system-riscv64 --version | head -1); -M virt -m 2G, TCG multi-threaded; each experiment names its CPU model."
-	echo "Host: $(nproc) CPUs, $(uname -r). $reps rounds, the kernels' order rotated every round. Command: \`REPS=$reps EXPERIMENTS=\"${want[*]}\" make bench\`."
+	echo "QEMU: $(qemu-system-riscv64 --version | head -1); -M virt -m ${QEMU_MEM:-2G}, TCG multi-threaded; each experiment names its CPU model."
+	echo "Host: $(nproc) CPUs, $(uname -r). $reps rounds, the kernels' order rotated every round. Command: \`${QEMU_MEM:+QEMU_MEM=$QEMU_MEM }REPS=$reps EXPERIMENTS=\"${want[*]}\" make bench\`."
 	echo
 	echo "Absolute figures are inflated by TCG and by a shared host; only ratios within one experiment carry."
 	echo "Ratio: reference median / kernel median (above 1: the kernel takes less time or waits less),"

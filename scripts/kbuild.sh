@@ -1,7 +1,7 @@
 #!/bin/bash
 # Usage: kbuild.sh TREE VARIANT [make targets...]
 # Build kernel tree TREE (series: out/linux, base: out/linux-base) with config
-# VARIANT (configs/min.config plus configs/VARIANT.config) into
+# VARIANT (configs/min.config plus the add-ons VARIANT names) into
 # out/build/TREE-VARIANT, incrementally. Default target: Image (and modules
 # where KVM is a module: the debug variant).
 # shellcheck source=lib.sh
@@ -12,8 +12,13 @@ tree=$1 variant=$2
 shift 2
 src=$(tree_src "$tree")
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
+# VARIANT names the add-ons merged after min.config, joined by '+':
+# debug+kasan is min.config, debug.config and kasan.config.
 frags=("$TOP/configs/min.config")
-[ "$variant" = min ] || frags+=("$TOP/configs/$variant.config")
+IFS=+ read -ra addons <<<"$variant"
+for a in "${addons[@]}"; do
+	[ "$a" = min ] || frags+=("$TOP/configs/$a.config")
+done
 for f in "${frags[@]}"; do
 	[ -f "$f" ] || die "no config fragment $f"
 done

@@ -141,6 +141,8 @@ base_var() {
 # Use ccache from the home folder when it is there; never required.
 if command -v ccache >/dev/null 2>&1; then
 	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}
+	# Paths relative to the checkout: another clone hits the same cache.
+	export CCACHE_BASEDIR=$TOP
 	KCC="ccache ${CROSS_COMPILE}gcc"
 else
 	KCC="${CROSS_COMPILE}gcc"

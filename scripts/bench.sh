@@ -154,7 +154,7 @@ fi
 		echo
 		echo "## $e"
 		echo
-		echo "Config: configs/min.config$([ "$variant" = min ] || echo " + configs/${variant//+/.config + configs/}.config"); CPU model $model (-cpu $(model_cpu "$model")); -smp $smp; plan $plan (run from the selftests folder):"
+		echo "Config: $(variant_frags "$variant" | sed "s|^$TOP/||" | sed ':a;N;s/\n/ + /;ba'); CPU model $model (-cpu $(model_cpu "$model")); -smp $smp; plan $plan (run from the selftests folder):"
 		echo
 		grep '^[a-z0-9]' "$TOP/$plan" | sed 's/^/    /'
 		echo

@@ -12,13 +12,7 @@ tree=$1 variant=$2
 shift 2
 src=$(tree_src "$tree")
 [ -f "$src/Makefile" ] || die "no kernel tree at $src: run 'make tree'"
-# VARIANT names the add-ons merged after min.config, joined by '+':
-# debug+kasan is min.config, debug.config and kasan.config.
-frags=("$TOP/configs/min.config")
-IFS=+ read -ra addons <<<"$variant"
-for a in "${addons[@]}"; do
-	[ "$a" = min ] || frags+=("$TOP/configs/$a.config")
-done
+mapfile -t frags < <(variant_frags "$variant")
 for f in "${frags[@]}"; do
 	[ -f "$f" ] || die "no config fragment $f"
 done

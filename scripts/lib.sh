@@ -138,6 +138,18 @@ base_var() {
 	sed -n "s/^$1=//p" "$TOP/BASE"
 }
 
+# variant_frags VARIANT: the config fragments of VARIANT, one path a line:
+# configs/min.config, then the add-ons VARIANT joins with '+' (debug+kasan:
+# debug.config, kasan.config).
+variant_frags() {
+	local a addons
+	echo "$TOP/configs/min.config"
+	IFS=+ read -ra addons <<<"$1"
+	for a in "${addons[@]}"; do
+		[ "$a" = min ] || echo "$TOP/configs/$a.config"
+	done
+}
+
 # Use ccache from the home folder when it is there; never required.
 if command -v ccache >/dev/null 2>&1; then
 	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.ccache}

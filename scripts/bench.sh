@@ -29,9 +29,14 @@ for e in "${want[@]}"; do
 	printf '%s\n' "${exps[@]}" | grep -qx "$e" || die "no experiment '$e' in bench/experiments (${exps[*]})"
 done
 
-# exp_row NAME: prints "variant model smp plan kernels..." of experiment NAME.
+# exp_row NAME: prints "variant model smp plan kernels..." of experiment NAME;
+# exp_params NAME: its kernel parameters (the row's NAME=VALUE words), which
+# every boot of the experiment gets.
 exp_row() {
-	awk -v n="$1" '$1 == n { $1 = ""; print substr($0, 2) }' "$table"
+	awk -v n="$1" '$1 == n { $1 = ""; gsub(/ [^ ]*=[^ ]*/, ""); print substr($0, 2) }' "$table"
+}
+exp_params() {
+	awk -v n="$1" '$1 == n { for (i = 6; i <= NF; i++) if ($i ~ /=/) printf "%s ", $i }' "$table"
 }
 
 failures=()
@@ -91,7 +96,7 @@ else
 				stage "$e: round $r/$reps: $k"
 				addon=
 				! vmm_plan "$plan" || addon=$OUT/initramfs/vmm-series.cpio.gz
-				if ! ADDON_RD=$addon KIMAGE=$OUT/bench/$k-$variant.Image INITRD_TREE=series BOOT_TIMEOUT=2400 \
+				if ! ADDON_RD=$addon KIMAGE=$OUT/bench/$k-$variant.Image INITRD_TREE=series BOOT_TIMEOUT=2400 KCMDLINE=$(exp_params "$e") \
 					"$TOP/scripts/boot.sh" "$k" "$variant" "$TOP/$plan" "$smp" "$model" >"$dir/boot.txt" 2>&1; then
 					failures+=("$e round $r, $k: $(grep -m1 '^FAIL' "$dir/boot.txt" || tail -n 1 "$dir/boot.txt")")
 					echo "bench: ${failures[-1]}" >&2
@@ -154,7 +159,8 @@ fi
 		echo
 		echo "## $e"
 		echo
-		echo "Config: $(variant_frags "$variant" | sed "s|^$TOP/||" | sed ':a;N;s/\n/ + /;ba'); CPU model $model (-cpu $(model_cpu "$model")); -smp $smp; plan $plan (run from the selftests folder):"
+		params=$(exp_params "$e")
+		echo "Config: $(variant_frags "$variant" | sed "s|^$TOP/||" | sed ':a;N;s/\n/ + /;ba'); CPU model $model (-cpu $(model_cpu "$model")); -smp $smp; kernel parameters: ${params:-none}; plan $plan (run from the selftests folder):"
 		echo
 		grep '^[a-z0-9]' "$TOP/$plan" | sed 's/^/    /'
 		echo

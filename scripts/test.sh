@@ -54,22 +54,22 @@ run_stage harness-broken make -s -C "$TOP/harness" KSRC="$KTREE" BUILD="$OUT/har
 # G-stage work) took 84 s with -smp 2 and over 6 min with -smp 4 or
 # lockdep: the test command skips it (boot.sh with matrix.plan runs it).
 # memslot_perf_test (memslot changes, the same code on both models; 61 s
-# with -smp 4) runs on the default model only.
-KCMDLINE=skip=rseq_test run_stage matrix-min-smp2-default "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 2 default
+# with -smp 4) runs on the default model only. D-bit logging (the RFC
+# posting, off by default) is on where it applies: the default model.
+KCMDLINE="skip=rseq_test kvm.dirty_bit_logging=1" run_stage matrix-min-smp2-default "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 2 default
 KCMDLINE=skip=rseq_test,memslot_perf_test run_stage matrix-min-smp4-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/matrix.plan" 4 rva23
 run_stage leak-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/leak.plan" 2
-# D-bit logging (the RFC posting) where it applies, and with it off: the
-# same plan under another name (the run's id), with the module parameter
-# off on the kernel command line.
-run_stage dbit-min-default "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/dbit.plan" 2 default
+# D-bit logging (the RFC posting) on where it applies, and by default
+# (off): the same plan under another name (the run's id).
+KCMDLINE="kvm.dirty_bit_logging=1 dbit=Y" run_stage dbit-min-default "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/dbit.plan" 2 default
 mkdir -p "$OUT/plans"
 cp "$TOP/guest/plans/dbit.plan" "$OUT/plans/dbit-off.plan"
-KCMDLINE=kvm.dirty_bit_logging=0 run_stage dbit-off-min-default "$TOP/scripts/boot.sh" series min "$OUT/plans/dbit-off.plan" 2 default
-run_stage dbit-min-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/dbit.plan" 2 rva23
+KCMDLINE=dbit=N run_stage dbit-off-min-default "$TOP/scripts/boot.sh" series min "$OUT/plans/dbit-off.plan" 2 default
+KCMDLINE="kvm.dirty_bit_logging=1 dbit=Y" run_stage dbit-min-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/dbit.plan" 2 rva23
 # QEMU/KVM in the test guest live-migrates a Linux guest that checks its
 # own memory (guest/migrate), with the dirty bitmap and the dirty ring.
 run_stage vmm step "$TOP/scripts/vmm.sh" series
-ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz KCMDLINE=only=migrate_bitmap,migrate_ring,migrate_cancel,migrate_idle \
+ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz KCMDLINE="only=migrate_bitmap,migrate_ring,migrate_cancel,migrate_idle kvm.dirty_bit_logging=1" \
 	run_stage migrate-min "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/migrate.plan" 2
 ADDON_RD=$OUT/initramfs/vmm-series.cpio.gz KCMDLINE=only=migrate_idle \
 	run_stage migrate-min-rva23 "$TOP/scripts/boot.sh" series min "$TOP/guest/plans/migrate.plan" 2 rva23
@@ -89,7 +89,7 @@ done
 # ASan, TSan and UBSan here; before posting, the same stages run on
 # VARIANT=debug+kasan (README.md).
 run_stage build-debug step "$TOP/scripts/kbuild.sh" series debug
-run_stage modcycle "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/modcycle.plan" 2
+KCMDLINE=kvm.dirty_bit_logging=1 run_stage modcycle "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/modcycle.plan" 2
 # The debug matrix runs only the selftests that drive the G-stage
 # (faults, dirty logging and splitting, Accessed-bit faults under
 # page_idle aging, hugetlb, memslot changes) on the RVA23 model; the
@@ -100,8 +100,8 @@ dbg_only+=,dirty_log_hugetlb_64kb,demand_paging_hugetlb_64kb,kvm_page_table_test
 dbg_only+=,memslot_modification_stress_test
 KCMDLINE=only=$dbg_only run_stage matrix-debug-smp2-rva23 "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/matrix.plan" 2 rva23
 # Lockless aging under MGLRU and page_idle aging, with lockdep and
-# PROVE_RCU, on both models.
-run_stage stress-debug-default "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/stress.plan" 2 default
+# PROVE_RCU, on both models (D-bit logging on where it applies).
+KCMDLINE=kvm.dirty_bit_logging=1 run_stage stress-debug-default "$TOP/scripts/boot.sh" series debug "$TOP/guest/plans/stress.plan" 2 default
 # Without Svadu MGLRU does not walk page tables: only the page_idle lines
 # age KVM's memory there. dirty_log_idle_aging of the debug matrix
 # already dirties memory under page_idle aging on this model, and

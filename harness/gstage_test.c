@@ -2420,6 +2420,16 @@ int main(int argc, char **argv)
 	setup(&e, levels, 0, PUD_SIZE);
 	MEASURE("unmap_range/1G-of-4K",
 		gstage_unmap(&e.gs, gpa0, PUD_SIZE, true));
+	/* A fault's map: tables linked on the way, or into a table in place. */
+	env_init(&e, levels);
+	op_begin(&e);
+	MEASURE("map_page/4K-new-tables", map_gpa(&e, gpa0, 0, false, false));
+	setup(&e, levels, 0, PMD_SIZE);
+	gstage_unmap(&e.gs, gpa0, PAGE_SIZE, true);
+	op_begin(&e);
+	MEASURE("map_page/4K-in-table", map_gpa(&e, gpa0, 0, false, false));
+	setup(&e, levels, 0, PMD_SIZE);
+	MEASURE("get_leaf/4K", leaf(&e, gpa0, NULL));
 #ifdef HAVE_AGE_RANGE
 	setup(&e, levels, 0, PMD_SIZE);
 	MEASURE("age_range/2M-of-4K",
